@@ -1,0 +1,1 @@
+"""Built-in modelers: refining PMNF, multi-parameter."""

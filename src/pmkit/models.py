@@ -1,0 +1,121 @@
+"""Models: a PMNF function fitted to one series (call path × metric), with its quality figures.
+
+Modelers return a :class:`ModelSet`, which may build its :class:`Model` objects lazily so that a
+batched modeler can fit 100,000 series without creating 100,000 Python objects up front.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, overload
+
+from pmkit.pmnf import Function
+
+
+@dataclass(frozen=True)
+class Quality:
+    """How well a model fits its data: RSS, SMAPE (percent), adjusted R², cross-validated SMAPE."""
+
+    rss: float = float("nan")
+    smape: float = float("nan")
+    adjusted_r2: float = float("nan")
+    cv_smape: float | None = None
+
+    def to_json(self) -> dict[str, float | None]:
+        return {"rss": _finite(self.rss), "smape": _finite(self.smape),
+                "adjusted_r2": _finite(self.adjusted_r2), "cv_smape": _finite(self.cv_smape)}
+
+
+def _finite(value: float | None) -> float | None:
+    if value is None or value != value or value in (float("inf"), float("-inf")):
+        return None
+    return float(value)
+
+
+@dataclass(frozen=True)
+class Model:
+    """The model of one series: which call path and metric, the function, how good, who made it.
+
+    ``notes`` say what shaped the model (``"constant by taint prior"``, ``"2 of 5 points are NaN"``).
+    ``function`` is None when no model could be made; ``notes`` then say why.
+    """
+
+    callpath: str
+    metric: str
+    function: Function | None
+    quality: Quality = field(default_factory=Quality)
+    modeler: str = ""
+    options: Mapping[str, Any] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+    n_points: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return self.function is not None
+
+    def to_json(self) -> dict[str, Any]:
+        """One entry of the ``models`` list of pmkit's JSON schema (see README)."""
+        return {
+            "callpath": self.callpath,
+            "metric": self.metric,
+            "modeler": self.modeler,
+            "function": None if self.function is None else self.function.to_json(),
+            "text": None if self.function is None else self.function.extrap_text(),
+            "pretty": None if self.function is None else self.function.pretty_text(),
+            "quality": self.quality.to_json(),
+            "points": self.n_points,
+            "notes": list(self.notes),
+        }
+
+
+class ModelSet(Sequence[Model]):
+    """The models of many series, in series order; built lazily from ``make(i)`` when given."""
+
+    def __init__(self, parameters: Sequence[str], models: Sequence[Model] | None = None, *,
+                 count: int | None = None, make: Callable[[int], Model] | None = None,
+                 modeler: str = "") -> None:
+        self.parameters = tuple(parameters)
+        self.modeler = modeler
+        if models is not None:
+            self._cache: list[Model | None] = list(models)
+            self._make = None
+        else:
+            if count is None or make is None:
+                raise ValueError("a lazy ModelSet needs both count and make")
+            self._cache = [None] * count
+            self._make = make
+        self._index: dict[tuple[str, str], int] | None = None
+
+    def __len__(self) -> int:
+        return len(self._cache)
+
+    @overload
+    def __getitem__(self, i: int) -> Model: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[Model]: ...
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        model = self._cache[i]
+        if model is None:
+            assert self._make is not None
+            model = self._cache[i] = self._make(i)
+        return model
+
+    def __iter__(self) -> Iterator[Model]:
+        for i in range(len(self)):
+            yield self[i]
+
+    def get(self, callpath: str, metric: str) -> Model | None:
+        """The model of (call path, metric), or None."""
+        if self._index is None:
+            self._index = {(m.callpath, m.metric): i for i, m in enumerate(self)}
+        i = self._index.get((callpath, metric))
+        return None if i is None else self[i]
+
+    def for_metric(self, metric: str) -> list[Model]:
+        return [m for m in self if m.metric == metric]

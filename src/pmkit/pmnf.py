@@ -1,0 +1,285 @@
+"""Performance Model Normal Form (PMNF) functions with exact rational exponents.
+
+A PMNF function is ``c0 + Σ_k c_k · Π_l x_l^(i_kl) · log2(x_l)^(j_kl)``.  Exponents are kept as
+:class:`fractions.Fraction` so that ``2/3`` stays ``2/3`` through fitting, printing and JSON.
+Functions evaluate vectorized over many points, print in Extra-P's style and in a pretty style,
+know their lead-order term at a point, and round-trip through JSON.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+ExponentLike = Fraction | int | str | float
+
+
+def as_fraction(value: ExponentLike) -> Fraction:
+    """Turn an exponent given as Fraction, int or ``"2/3"`` string into an exact Fraction.
+
+    Floats are accepted only when they are exact binary fractions with a small denominator
+    (``0.5``, ``0.25``): a float like ``0.6667`` is refused rather than silently approximated.
+    """
+    if isinstance(value, Fraction):
+        return value
+    if isinstance(value, bool):
+        raise TypeError("an exponent cannot be a bool")
+    if isinstance(value, int):
+        return Fraction(value)
+    if isinstance(value, str):
+        return Fraction(value.strip())
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"exponent {value!r} is not finite")
+        exact = Fraction(value)
+        if exact.denominator > 1024:
+            raise ValueError(f"exponent {value!r} is not an exact fraction; pass it as a string like '2/3'")
+        return exact
+    raise TypeError(f"cannot use {type(value).__name__} as an exponent")
+
+
+def fraction_text(value: Fraction) -> str:
+    """``Fraction(2, 3)`` → ``"2/3"``, ``Fraction(1)`` → ``"1"``."""
+    return str(value.numerator) if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
+
+
+def _number_text(value: float, digits: int) -> str:
+    text = f"{value:.{digits}g}"
+    return text.replace("e+0", "e+").replace("e-0", "e-")
+
+
+@dataclass(frozen=True, order=True)
+class Factor:
+    """``x^exponent · log2(x)^log_exponent`` for one parameter ``x``."""
+
+    parameter: str
+    exponent: Fraction = Fraction(0)
+    log_exponent: Fraction = Fraction(0)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "exponent", as_fraction(self.exponent))
+        object.__setattr__(self, "log_exponent", as_fraction(self.log_exponent))
+
+    @property
+    def is_trivial(self) -> bool:
+        """True when both exponents are zero, i.e. the factor is the constant 1."""
+        return self.exponent == 0 and self.log_exponent == 0
+
+    def evaluate(self, x: np.ndarray) -> np.ndarray:
+        """Value of the factor at each value of ``x`` (float array)."""
+        x = np.asarray(x, dtype=float)
+        out = np.ones_like(x)
+        if self.exponent != 0:
+            out = out * np.power(x, float(self.exponent))
+        if self.log_exponent != 0:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                out = out * np.power(np.log2(x), float(self.log_exponent))
+        return out
+
+    def extrap_text(self) -> str:
+        parts = []
+        if self.exponent != 0:
+            parts.append(f"{self.parameter}^({fraction_text(self.exponent)})")
+        if self.log_exponent != 0:
+            parts.append(f"log2({self.parameter})^({fraction_text(self.log_exponent)})")
+        return " * ".join(parts)
+
+    def pretty_text(self) -> str:
+        parts = []
+        if self.exponent == 1:
+            parts.append(self.parameter)
+        elif self.exponent != 0:
+            parts.append(f"{self.parameter}^{_pretty_exponent(self.exponent)}")
+        if self.log_exponent == 1:
+            parts.append(f"log2({self.parameter})")
+        elif self.log_exponent != 0:
+            parts.append(f"log2({self.parameter})^{_pretty_exponent(self.log_exponent)}")
+        return "·".join(parts)
+
+    def to_json(self) -> dict[str, str]:
+        return {
+            "parameter": self.parameter,
+            "exponent": fraction_text(self.exponent),
+            "log_exponent": fraction_text(self.log_exponent),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Factor:
+        return cls(str(data["parameter"]), as_fraction(data.get("exponent", 0)),
+                   as_fraction(data.get("log_exponent", 0)))
+
+
+def _pretty_exponent(value: Fraction) -> str:
+    text = fraction_text(value)
+    return text if value.denominator == 1 and value > 0 else f"({text})"
+
+
+@dataclass(frozen=True)
+class Term:
+    """``coefficient · Π factors``; factors are kept sorted by parameter, trivial ones dropped."""
+
+    coefficient: float
+    factors: tuple[Factor, ...] = ()
+
+    def __post_init__(self) -> None:
+        kept = tuple(sorted(f for f in self.factors if not f.is_trivial))
+        names = [f.parameter for f in kept]
+        if len(set(names)) != len(names):
+            raise ValueError(f"a term has more than one factor for the same parameter: {names}")
+        object.__setattr__(self, "coefficient", float(self.coefficient))
+        object.__setattr__(self, "factors", kept)
+
+    def shape(self) -> tuple[Factor, ...]:
+        """The term without its coefficient: what a hypothesis is made of."""
+        return self.factors
+
+    def basis(self, columns: Mapping[str, np.ndarray], n: int) -> np.ndarray:
+        """The term's value with coefficient 1 at ``n`` points, given one column per parameter."""
+        out = np.ones(n)
+        for factor in self.factors:
+            out = out * factor.evaluate(columns[factor.parameter])
+        return out
+
+    def exponent_of(self, parameter: str) -> tuple[Fraction, Fraction]:
+        """(polynomial, logarithmic) exponent of ``parameter`` in this term; zeros if absent."""
+        for factor in self.factors:
+            if factor.parameter == parameter:
+                return factor.exponent, factor.log_exponent
+        return Fraction(0), Fraction(0)
+
+    def extrap_text(self, digits: int = 10) -> str:
+        body = " * ".join(f.extrap_text() for f in self.factors)
+        coefficient = _number_text(self.coefficient, digits)
+        return f"{coefficient} * {body}" if body else coefficient
+
+    def pretty_text(self, digits: int = 4) -> str:
+        body = "·".join(f.pretty_text() for f in self.factors)
+        coefficient = _number_text(abs(self.coefficient), digits)
+        return f"{coefficient}·{body}" if body else coefficient
+
+    def to_json(self) -> dict[str, Any]:
+        return {"coefficient": self.coefficient, "factors": [f.to_json() for f in self.factors]}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Term:
+        return cls(float(data["coefficient"]), tuple(Factor.from_json(f) for f in data.get("factors", ())))
+
+
+@dataclass(frozen=True)
+class Function:
+    """A PMNF function of named parameters: ``constant + Σ terms``."""
+
+    parameters: tuple[str, ...]
+    constant: float = 0.0
+    terms: tuple[Term, ...] = field(default_factory=tuple)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "parameters", tuple(self.parameters))
+        object.__setattr__(self, "constant", float(self.constant))
+        object.__setattr__(self, "terms", tuple(self.terms))
+        for term in self.terms:
+            for factor in term.factors:
+                if factor.parameter not in self.parameters:
+                    raise ValueError(f"term uses parameter {factor.parameter!r}, "
+                                     f"not one of {list(self.parameters)}")
+
+    @property
+    def is_constant(self) -> bool:
+        return all(t.coefficient == 0 or not t.factors for t in self.terms)
+
+    def _columns(self, points: Any) -> tuple[dict[str, np.ndarray], int, bool]:
+        if isinstance(points, Mapping):
+            cols = {name: np.atleast_1d(np.asarray(points[name], dtype=float)) for name in self.parameters}
+            sizes = {c.shape[0] for c in cols.values()} or {1}
+            n = max(sizes)
+            cols = {k: np.broadcast_to(v, (n,)) for k, v in cols.items()}
+            scalar = all(np.ndim(points[name]) == 0 for name in self.parameters)
+            return cols, n, scalar
+        arr = np.asarray(points, dtype=float)
+        scalar = arr.ndim == 0 or (arr.ndim == 1 and len(self.parameters) > 1)
+        if arr.ndim == 0:
+            arr = arr.reshape(1, 1)
+        elif arr.ndim == 1:
+            arr = arr.reshape(1, -1) if len(self.parameters) > 1 else arr.reshape(-1, 1)
+        if arr.shape[1] != len(self.parameters):
+            raise ValueError(f"points have {arr.shape[1]} coordinates, the function has "
+                             f"{len(self.parameters)} parameters {list(self.parameters)}")
+        return {name: arr[:, i] for i, name in enumerate(self.parameters)}, arr.shape[0], scalar
+
+    def evaluate(self, points: Any) -> np.ndarray | float:
+        """Value at each point.
+
+        ``points`` is an array of shape (n, parameters), a 1-D array of values for a
+        one-parameter function, a single point, or a mapping ``{name: values}``.  A single point
+        gives a float.
+        """
+        cols, n, scalar = self._columns(points)
+        out = np.full(n, self.constant)
+        for term in self.terms:
+            out = out + term.coefficient * term.basis(cols, n)
+        return float(out[0]) if scalar else out
+
+    __call__ = evaluate
+
+    def term_values(self, point: Any) -> list[float]:
+        """Value of each term at one point, in term order."""
+        cols, n, _ = self._columns(point)
+        return [float((t.coefficient * t.basis(cols, n))[0]) for t in self.terms]
+
+    def lead_order_term(self, point: Any) -> Term | None:
+        """The term with the largest magnitude at ``point``; None for a constant function."""
+        if not self.terms:
+            return None
+        values = self.term_values(point)
+        best = max(range(len(values)), key=lambda k: (abs(values[k]) if math.isfinite(values[k]) else -1.0))
+        return self.terms[best]
+
+    def extrap_text(self, digits: int = 10) -> str:
+        """Extra-P's notation: ``3.1 + 0.02 * p^(1) * log2(p)^(1)``."""
+        text = _number_text(self.constant, digits)
+        for term in self.terms:
+            text += f" + {term.extrap_text(digits)}"
+        return text.replace("+ -", "- ")
+
+    def pretty_text(self, digits: int = 4) -> str:
+        """Compact notation for people: ``3.1 + 0.02·p·log2(p)``."""
+        parts = []
+        if self.constant != 0 or not self.terms:
+            parts.append(_number_text(self.constant, digits))
+        for term in self.terms:
+            sign = "-" if term.coefficient < 0 else "+"
+            body = term.pretty_text(digits)
+            if not parts:
+                parts.append(body if sign == "+" else f"-{body}")
+            else:
+                parts.append(f"{sign} {body}")
+        return " ".join(parts)
+
+    def __str__(self) -> str:
+        return self.pretty_text()
+
+    def to_json(self) -> dict[str, Any]:
+        """The function as the JSON object of pmkit's output schema."""
+        return {"constant": self.constant, "terms": [t.to_json() for t in self.terms]}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], parameters: Sequence[str] | None = None) -> Function:
+        """Inverse of :meth:`to_json`; parameters default to those the terms mention, sorted."""
+        terms = tuple(Term.from_json(t) for t in data.get("terms", ()))
+        if parameters is None:
+            parameters = sorted({f.parameter for t in terms for f in t.factors})
+        return cls(tuple(parameters), float(data.get("constant", 0.0)), terms)
+
+
+def simple_function(parameter: str, constant: float, coefficient: float, exponent: ExponentLike,
+                    log_exponent: ExponentLike, parameters: Iterable[str] | None = None) -> Function:
+    """``constant + coefficient · x^exponent · log2(x)^log_exponent``: the one-term PMNF."""
+    factor = Factor(parameter, as_fraction(exponent), as_fraction(log_exponent))
+    terms = () if factor.is_trivial or coefficient == 0 else (Term(coefficient, (factor,)),)
+    params = tuple(parameters) if parameters is not None else (parameter,)
+    return Function(params, constant, terms)

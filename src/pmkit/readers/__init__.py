@@ -1,0 +1,1 @@
+"""Built-in readers: Extra-P formats, Cube, OTF2, perf stat."""

@@ -1,0 +1,1 @@
+"""Rich rendering of experiments, models and findings; renders to a Console passed in, never models."""
