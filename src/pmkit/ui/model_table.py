@@ -1,0 +1,40 @@
+"""A rich table of models: one row per call path and metric, with the function and its quality."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from rich.table import Table
+from rich.text import Text
+
+from pmkit.models import Model
+
+
+def _figure(value: float | None, digits: int = 3) -> str:
+    if value is None or value != value:
+        return "–"
+    return f"{value:.{digits}g}"
+
+
+def model_table(models: Iterable[Model], *, title: str | None = None, show_metric: bool = True) -> Table:
+    """Render models as a table; models that could not be made show their note instead."""
+    table = Table(title=title, expand=False, show_lines=False, title_justify="left")
+    table.add_column("call path", overflow="fold", ratio=3)
+    if show_metric:
+        table.add_column("metric", overflow="fold")
+    table.add_column("model", overflow="fold", ratio=4)
+    table.add_column("SMAPE %", justify="right")
+    table.add_column("adj. R²", justify="right")
+    for model in models:
+        if model.function is None:
+            text = Text(f"no model: {'; '.join(model.notes) or 'unknown reason'}", style="yellow")
+        else:
+            text = Text(model.function.pretty_text())
+            if model.notes:
+                text.append(f"\n{'; '.join(model.notes)}", style="dim")
+        row = [model.callpath]
+        if show_metric:
+            row.append(model.metric)
+        row += [text, _figure(model.quality.smape), _figure(model.quality.adjusted_r2, 4)]
+        table.add_row(*row)
+    return table
