@@ -1,0 +1,85 @@
+"""The pmkit command: fast start, exit codes, and errors without tracebacks."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def run_pmkit(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    full_env = {**os.environ, "PMKIT_DISABLE_PLUGIN_AUTOLOAD": "1", **(env or {})}
+    return subprocess.run([sys.executable, "-m", "pmkit.cli", *args], capture_output=True, text=True,
+                          env=full_env, cwd=cwd, timeout=300)
+
+
+def test_help_does_not_import_heavy_modules():
+    code = ("import sys, pmkit.cli\n"
+            "try:\n    pmkit.cli.main(['--help'])\nexcept SystemExit:\n    pass\n"
+            "print(sorted({m.split('.')[0] for m in sys.modules} & {'numba', 'scipy', 'pycubexr'}))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip().splitlines()[-1] == "[]"
+
+
+def test_usage_errors_exit_2():
+    assert run_pmkit().returncode == 2
+    assert run_pmkit("model").returncode == 2
+    result = run_pmkit("frobnicate")
+    assert result.returncode == 2
+    assert "invalid choice" in result.stderr
+
+
+def test_missing_file_exits_1_naming_it(tmp_path):
+    missing = tmp_path / "nope.txt"
+    result = run_pmkit("model", str(missing))
+    assert result.returncode == 1
+    assert "nope.txt" in result.stderr
+    assert "no such file" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_unknown_modeler_is_usage_error(tmp_path):
+    path = tmp_path / "exp.txt"
+    path.write_text("PARAMETER p\nPOINTS 2 4 8 16 32\nREGION main\nMETRIC time\nDATA 1 2 3 4 5\n")
+    result = run_pmkit("model", str(path), "--modeler", "no-such-modeler")
+    assert result.returncode == 2, result.stderr
+    assert "no modeler named 'no-such-modeler'" in result.stderr
+
+
+def test_plugins_json_lists_builtins():
+    result = run_pmkit("plugins", "--json")
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document["schema"] == "pmkit.plugins/1"
+    kinds = {(p["name"], p["kind"]) for p in document["plugins"]}
+    assert ("extrap-text", "reader") in kinds
+    assert ("refining", "modeler") in kinds
+    assert all(p["status"] == "ok" for p in document["plugins"]), document
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_model_end_to_end(tmp_path, fmt):
+    path = tmp_path / "exp.txt"
+    lines = ["PARAMETER p", "POINTS 2 4 8 16 32", "REGION main", "METRIC time"]
+    lines += [f"DATA {3 + 2 * p} {3 + 2 * p}" for p in (2, 4, 8, 16, 32)]
+    path.write_text("\n".join(lines) + "\n")
+    args = ["model", str(path)] + (["--json"] if fmt == "json" else [])
+    result = run_pmkit(*args)
+    assert result.returncode == 0, result.stderr
+    if fmt == "json":
+        document = json.loads(result.stdout)
+        assert document["schema"] == "pmkit.models/1"
+        assert document["parameters"] == ["p"]
+        (entry,) = document["models"]
+        assert entry["callpath"] == "main" and entry["metric"] == "time" and entry["modeler"] == "refining"
+        (term,) = entry["function"]["terms"]
+        assert term["factors"] == [{"parameter": "p", "exponent": "1", "log_exponent": "0"}]
+        assert term["coefficient"] == pytest.approx(2.0)
+        assert entry["function"]["constant"] == pytest.approx(3.0)
+        assert set(entry["quality"]) >= {"rss", "smape", "adjusted_r2"}
+    else:
+        assert "main" in result.stdout and "2·p" in result.stdout
