@@ -14,11 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from pmkit.errors import InputError
+
+if TYPE_CHECKING:
+    from pmkit.models import ModelSet
 
 CALLPATH_SEPARATOR = "->"
 
@@ -119,7 +122,9 @@ class Experiment:
 
     ``measurements[metric]`` has shape (len(callpaths), len(points), repetitions); NaN marks a
     missing value.  ``locations[metric][point]``, when present, has shape
-    (len(callpaths), repetitions, locations at that point).
+    (len(callpaths), repetitions, locations at that point).  ``stored_models`` holds models that
+    came with the input (the model sets of an Extra-P ``.extra-p`` file), by model-set name, so
+    that they can be shown and compared beside pmkit's own.
     """
 
     parameters: tuple[str, ...]
@@ -130,6 +135,7 @@ class Experiment:
     locations: dict[str, list[np.ndarray | None]] | None = None
     provenance: Provenance = field(default_factory=Provenance)
     events: EventTable | None = None
+    stored_models: dict[str, ModelSet] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.parameters = tuple(self.parameters)
