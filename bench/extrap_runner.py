@@ -1,0 +1,186 @@
+"""Runs Extra-P's own modelers and readers for pmkit's benchmarks; executed by Extra-P's python.
+
+Extra-P pins numpy < 2, so it lives in its own virtual environment and this script talks to the
+benchmarks through JSON on stdin/stdout.  It imports only Extra-P and the standard library (never
+pmkit).  Two commands:
+
+``model``  series (points + repetition values) → for each requested Extra-P modeler, every series'
+           function (constant, terms with exact exponents), its text, its predictions at the
+           requested points, and the seconds Extra-P spent modeling (after an optional warm-up).
+``load``   a file or folder Extra-P can read → its parameters, points and per-series mean values, so a
+           benchmark can give pmkit and Extra-P the same numbers.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import sys
+import time
+import warnings
+from fractions import Fraction
+
+
+def _fraction_text(value) -> str:
+    """An exponent from Extra-P (its Fraction, an int or a float) as exact ``"n/d"`` text."""
+    if isinstance(value, float):
+        frac = Fraction(value).limit_denominator(1000)
+    else:
+        frac = Fraction(value)
+    return str(frac.numerator) if frac.denominator == 1 else f"{frac.numerator}/{frac.denominator}"
+
+
+def _compound_factors(compound, parameter: str) -> dict:
+    """One parameter's factor (polynomial and log exponents) of an Extra-P CompoundTerm."""
+    exponent, log_exponent = "0", "0"
+    for simple in compound.simple_terms:
+        if simple.term_type == "polynomial":
+            exponent = _fraction_text(simple.exponent)
+        else:
+            log_exponent = _fraction_text(simple.exponent)
+    return {"parameter": parameter, "exponent": exponent, "log_exponent": log_exponent}
+
+
+def _function_json(function, parameters: list[str]) -> dict:
+    """An Extra-P function as pmkit's Function JSON: ``{"constant": c0, "terms": [...]}``."""
+    from extrap.entities.terms import MultiParameterTerm
+
+    terms = []
+    for term in function.compound_terms:
+        if isinstance(term, MultiParameterTerm):
+            factors = [_compound_factors(t, parameters[p]) for p, t in term.parameter_term_pairs]
+        else:
+            factors = [_compound_factors(term, parameters[0])]
+        factors = [f for f in factors if (f["exponent"], f["log_exponent"]) != ("0", "0")]
+        terms.append({"coefficient": float(term.coefficient), "factors": factors})
+    return {"constant": float(function.constant_coefficient), "terms": terms}
+
+
+def _make_modeler(name: str, n_parameters: int):
+    """Extra-P's single-parameter modeler ``name``; for several parameters, its Multi-Parameter
+    modeler with ``name`` as the single-parameter modeler (Extra-P's default is Basic)."""
+    from extrap.modelers import multi_parameter, single_parameter
+
+    single = single_parameter.all_modelers[name]()
+    if n_parameters == 1:
+        return single
+    multi = multi_parameter.all_modelers["Multi-Parameter"]()
+    multi.single_parameter_modeler = single
+    multi._default_single_parameter_modeler = single
+    return multi
+
+
+def _measurements(points, series):
+    """Extra-P Measurement lists, one per series; NaN/None repetitions and empty points are dropped."""
+    from extrap.entities.callpath import Callpath
+    from extrap.entities.coordinate import Coordinate
+    from extrap.entities.measurement import Measurement
+    from extrap.entities.metric import Metric
+
+    metric = Metric("value")
+    coordinates = [Coordinate(*p) for p in points]
+    out = []
+    for i, per_point in enumerate(series):
+        callpath = Callpath(f"series{i}")
+        ms = []
+        for k, coordinate in enumerate(coordinates):
+            kept = [float(v) for v in per_point[k] if v is not None and not math.isnan(float(v))]
+            if kept:
+                ms.append(Measurement(coordinate, callpath, metric, kept))
+        out.append(ms)
+    return out
+
+
+def command_model(request: dict) -> dict:
+    """Model every series with each requested Extra-P modeler; see the module docstring."""
+    from extrap.entities.coordinate import Coordinate
+
+    parameters = request["parameters"]
+    points = request["points"]
+    predict_at = request.get("predict_at", [])
+    warmup = int(request.get("warmup", 0))
+    measurements = _measurements(points, request["series"])
+    results = {}
+    for name in request["modelers"]:
+        modeler = _make_modeler(name, len(parameters))
+        if warmup:
+            modeler.model(measurements[:warmup])
+        start = time.perf_counter()
+        models = modeler.model(measurements)
+        seconds = time.perf_counter() - start
+        out = []
+        for model in models:
+            function = model.hypothesis.function
+            predictions = []
+            for point in predict_at:
+                value = function.evaluate(point[0] if len(parameters) == 1 else Coordinate(*point))
+                predictions.append(float(value))
+            out.append({"function": _function_json(function, parameters),
+                        "text": function.to_string(*parameters),
+                        "predictions": predictions})
+        results[name] = {"seconds": seconds, "models": out}
+    return {"results": results}
+
+
+def _reader(name: str | None, path: str):
+    """The Extra-P file reader called ``name``, or the one the path's form suggests."""
+    from pathlib import Path
+
+    from extrap.fileio.file_reader import all_readers
+
+    if name is None:
+        p = Path(path)
+        if p.is_dir():
+            name = "cube"
+        elif p.suffix.lower() == ".json":
+            name = "json"
+        elif p.suffix.lower() == ".jsonl":
+            name = "jsonlines"
+        elif p.suffix.lower() == ".extra-p":
+            return None
+        else:
+            name = "text"
+    for reader in all_readers.values():
+        if reader.NAME == name:
+            return reader()
+    raise SystemExit(f"Extra-P has no reader named {name!r}")
+
+
+def command_load(request: dict) -> dict:
+    """Read a file with Extra-P and return parameters, points and mean values per series."""
+    path = request["path"]
+    reader = _reader(request.get("reader"), path)
+    if reader is None:
+        from extrap.fileio.experiment_io import read_experiment
+
+        experiment = read_experiment(path)
+    else:
+        experiment = reader.read_experiment(path)
+    points = [list(c) if c.dimensions > 1 else [c[0]] for c in experiment.coordinates]
+    index = {tuple(p): i for i, p in enumerate(points)}
+    series = []
+    for (callpath, metric), ms in experiment.measurements.items():
+        values = [None] * len(points)
+        for m in ms:
+            c = m.coordinate
+            key = tuple(c[k] for k in range(c.dimensions))
+            values[index[key]] = float(m.mean)
+        series.append({"callpath": callpath.name, "metric": metric.name, "values": values})
+    return {"parameters": [p.name for p in experiment.parameters], "points": points, "series": series}
+
+
+def main() -> None:
+    warnings.simplefilter("ignore")
+    logging.disable(logging.CRITICAL)
+    request = json.load(sys.stdin)
+    import extrap
+
+    commands = {"model": command_model, "load": command_load}
+    result = commands[request["command"]](request)
+    result["extrap_version"] = getattr(extrap, "__version__", "unknown")
+    json.dump(result, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()
