@@ -30,6 +30,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "pmkit.readers.extrap_text",
     "pmkit.readers.extrap_json",
     "pmkit.readers.talpas",
+    "pmkit.priors.taint",
 )
 """Modules of the built-in plugins; each has ``@hookimpl(trylast=True)`` register functions."""
 
