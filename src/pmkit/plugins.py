@@ -31,6 +31,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "pmkit.readers.extrap_json",
     "pmkit.readers.talpas",
     "pmkit.priors.taint",
+    "pmkit.readers.extrap_experiment",
 )
 """Modules of the built-in plugins; each has ``@hookimpl(trylast=True)`` register functions."""
 
