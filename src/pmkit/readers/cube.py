@@ -1,0 +1,314 @@
+"""Reader ``cube``: Score-P Cube profiles, one ``.cubex`` file or a study folder of runs.
+
+A study is a folder of run folders named like Extra-P expects (``lulesh.p64.r2/profile.cubex``,
+see :mod:`pmkit.readers.cube_study`) or listed in a manifest.  Values follow Extra-P's cube reader
+(``cube_file_reader2.py``): exclusive values by default, and per run the values of all locations
+(processes × threads) reduced to one — ``mean`` is Extra-P's weak scaling, ``sum`` its strong
+scaling; ``max`` and ``min`` show the slowest and fastest location.  The per-location values are
+kept in ``experiment.locations`` for detectors and per-process models.  Where Extra-P merges a call
+path missing from some runs into its parent, pmkit keeps it, NaN where it was not measured, and
+says so in the provenance notes.  Files are decoded in parallel; a file that cannot be read is
+named in ``provenance.skipped`` and the rest of the study still loads.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor, ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pmkit.errors import InputError, UsageError
+from pmkit.experiment import CallTree, Experiment, Metric, Provenance
+from pmkit.hookspecs import hookimpl
+from pmkit.options import Option
+from pmkit.readers.cube_profile import CubeFileError, Profile, load_profile
+from pmkit.readers.cube_study import MANIFEST_NAMES, Run, Study, discover
+
+AGGREGATIONS: dict[str, Callable[..., np.ndarray]] = {"mean": np.mean, "sum": np.sum, "max": np.max, "min": np.min}
+"""How the values of a run's locations become one value: mean (Extra-P weak scaling), sum (strong)."""
+
+PARALLEL_MIN_FILES = 8
+"""Below this many files a process pool costs more than it saves (bench/cube_load.py)."""
+
+PROGRESS_AFTER_SECONDS = 0.5
+"""A load still running after this long shows a progress bar (on a terminal only)."""
+
+
+class CubeWarning(UserWarning):
+    """A Cube file was read despite a defect (e.g. CubeWriter 4.8's wrong tar checksums)."""
+
+
+class CubeReader:
+    """Reads Score-P Cube 4 profiles: a ``.cubex`` file, or a folder with one run folder per point."""
+
+    name = "cube"
+    description = "Score-P Cube profiles (.cubex): one file, or a folder of runs named like app.p64.r1"
+    options = (
+        Option("values", str, "exclusive", "exclusive (Extra-P's default) or inclusive values per call path",
+               choices=("exclusive", "inclusive")),
+        Option("aggregation", str, "mean", "how a run's locations become one value: mean (Extra-P's weak "
+               "scaling), sum (strong scaling), max or min", choices=tuple(AGGREGATIONS)),
+        Option("metrics", str, "", "comma-separated metrics to decode (default: all)"),
+        Option("manifest", str, "", f"TOML or CSV file mapping Cube files to coordinates (default: "
+               f"{' or '.join(MANIFEST_NAMES)} in the folder, if present)"),
+        Option("jobs", int, 0, "files decoded at once in worker processes; 0 chooses, 1 decodes serially"),
+        Option("locations", bool, True, "keep the per-location values (for load imbalance and per-process models)"),
+        Option("progress", bool, True, "show a progress bar on a terminal when loading takes a while"),
+    )
+
+    def sniff(self, path: Path) -> bool:
+        path = Path(path)
+        if path.is_file():
+            return path.suffix.lower() == ".cubex"
+        if not path.is_dir():
+            return False
+        if any((path / name).is_file() for name in MANIFEST_NAMES):
+            return True
+        return any(True for _ in path.glob("*/*.cubex")) or any(True for _ in path.glob("*.cubex"))
+
+    def read(self, path: Path, **options: Any) -> Experiment:
+        return read_cube(Path(path), **options)
+
+
+def read_cube(path: Path, values: str = "exclusive", aggregation: str = "mean", metrics: str = "",
+              manifest: str = "", jobs: int = 0, locations: bool = True, progress: bool = True) -> Experiment:
+    """Read a ``.cubex`` file or a study folder into an :class:`Experiment` (see the module docstring)."""
+    if values not in ("exclusive", "inclusive"):
+        raise UsageError(f"option values: {values!r} is not one of exclusive, inclusive")
+    if aggregation not in AGGREGATIONS:
+        raise UsageError(f"option aggregation: {aggregation!r} is not one of {', '.join(AGGREGATIONS)}")
+    wanted = [m.strip() for m in metrics.split(",") if m.strip()] or None
+    study = discover(path, Path(manifest) if manifest else None)
+    files = [run.file for run in study.runs]
+    results = _load_all(files, wanted, values == "inclusive", jobs, progress)
+    return _assemble(path, study, results, wanted, values, aggregation, locations)
+
+
+def _load_one(file: Path, wanted: Sequence[str] | None, inclusive: bool) -> Profile | str:
+    try:
+        return load_profile(file, wanted, inclusive)
+    except CubeFileError as exc:
+        return str(exc)
+    except OSError as exc:
+        return f"cannot be read: {exc.strerror or exc}"
+
+
+def _workers(jobs: int, n_files: int) -> int:
+    if jobs < 0:
+        raise UsageError(f"option jobs must be 0 (automatic) or a positive number, got {jobs}")
+    if jobs == 0:
+        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        jobs = min(cpus, 8) if n_files >= PARALLEL_MIN_FILES else 1
+    return max(1, min(jobs, n_files))
+
+
+def _executor(workers: int) -> Executor:
+    import multiprocessing
+
+    methods = multiprocessing.get_all_start_methods()
+    if "forkserver" in methods:
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(["pmkit.readers.cube_profile", "numpy", "pycubexr"])
+    else:
+        context = multiprocessing.get_context("spawn")
+    return ProcessPoolExecutor(max_workers=workers, mp_context=context)
+
+
+def _load_all(files: list[Path], wanted: Sequence[str] | None, inclusive: bool, jobs: int,
+              progress: bool) -> list[Profile | str]:
+    """Decode every file (in worker processes when it pays), with a progress bar for long loads."""
+    workers = _workers(jobs, len(files))
+    bar = _ProgressBar(len(files), enabled=progress)
+    results: list[Profile | str] = []
+    try:
+        if workers == 1:
+            for file in files:
+                results.append(_load_one(file, wanted, inclusive))
+                bar.advance()
+            return results
+        with _executor(workers) as pool:
+            chunk = max(1, len(files) // (workers * 4))
+            for result in pool.map(_load_one, files, [wanted] * len(files), [inclusive] * len(files),
+                                   chunksize=chunk):
+                results.append(result)
+                bar.advance()
+        return results
+    finally:
+        bar.stop()
+
+
+class _ProgressBar:
+    """A rich progress bar on stderr that appears only once a load has run for a while, on a terminal."""
+
+    def __init__(self, total: int, enabled: bool) -> None:
+        self.total = total
+        self.done = 0
+        self.enabled = enabled and sys.stderr.isatty()
+        self.start = time.perf_counter()
+        self._progress: Any = None
+        self._task: Any = None
+
+    def advance(self) -> None:
+        self.done += 1
+        if not self.enabled or self.done >= self.total:
+            return
+        if self._progress is None:
+            if time.perf_counter() - self.start < PROGRESS_AFTER_SECONDS:
+                return
+            from rich.console import Console
+            from rich.progress import Progress
+
+            self._progress = Progress(console=Console(stderr=True), transient=True)
+            self._progress.start()
+            self._task = self._progress.add_task("reading Cube files", total=self.total)
+        self._progress.update(self._task, completed=self.done)
+
+    def stop(self) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+            self._progress = None
+
+
+def _assemble(path: Path, study: Study, results: list[Profile | str], wanted: list[str] | None, values: str,
+              aggregation: str, keep_locations: bool) -> Experiment:
+    provenance = Provenance(reader="cube", aggregation=f"{values} values, {aggregation} over locations")
+    provenance.notes.extend(study.notes)
+    loaded: list[tuple[Run, Profile]] = []
+    for run, result in zip(study.runs, results, strict=True):
+        if isinstance(result, str):
+            provenance.skipped.append((str(run.file), result))
+        else:
+            loaded.append((run, result))
+    if not loaded:
+        reasons = "; ".join(f"{Path(f).name}: {r}" for f, r in provenance.skipped[:3])
+        raise InputError(path, f"none of the {len(study.runs)} Cube files could be read ({reasons})")
+    if wanted is not None:
+        available = {m for _, prof in loaded for m in prof.available}
+        missing = [m for m in wanted if m not in available]
+        if missing:
+            raise UsageError(f"no metric {', '.join(map(repr, missing))} in the Cube files; they have "
+                             f"{', '.join(sorted(available))}")
+    provenance.sources = [prof.file for _, prof in loaded]
+    _report_file_issues(loaded, provenance)
+
+    # points (sorted, as Extra-P does) and each run's repetition slot at its point
+    parameters = study.parameters
+    coords = sorted({tuple(run.coordinates[p] for p in parameters) for run, _ in loaded})
+    point_of = {c: i for i, c in enumerate(coords)}
+    per_point: list[list[tuple[Run, Profile]]] = [[] for _ in coords]
+    for run, prof in loaded:
+        per_point[point_of[tuple(run.coordinates[p] for p in parameters)]].append((run, prof))
+    for entries in per_point:
+        entries.sort(key=lambda e: (math.inf if e[0].repetition is None else e[0].repetition, e[0].label,
+                                    str(e[0].file)))
+    lost = {tuple(r.coordinates[p] for p in parameters) for r in study.runs} - set(coords)
+    if lost:
+        provenance.notes.append(f"{len(lost)} points have no readable run and are left out: "
+                                + ", ".join(str(dict(zip(parameters, c, strict=True))) for c in sorted(lost)))
+
+    tree = CallTree()
+    rows_cache: dict[tuple[tuple[str, ...], ...], np.ndarray] = {}
+    rows_of: dict[int, np.ndarray] = {}
+    for _, prof in loaded:
+        key = tuple(prof.paths)
+        if key not in rows_cache:
+            rows_cache[key] = np.fromiter((tree.add(list(p)) for p in prof.paths), dtype=np.int64,
+                                          count=len(prof.paths))
+        rows_of[id(prof)] = rows_cache[key]
+    n_cp, n_pt = len(tree), len(coords)
+    reps = max(len(e) for e in per_point)
+
+    metric_info: dict[str, Any] = {}
+    for _, prof in loaded:
+        for name, info in prof.metrics.items():
+            metric_info.setdefault(name, info)
+    if wanted is not None:
+        metric_info = {m: metric_info[m] for m in wanted if m in metric_info}
+    if not metric_info:
+        raise InputError(path, "no metric with data was found in the Cube files")
+
+    reduce = AGGREGATIONS[aggregation]
+    measurements: dict[str, np.ndarray] = {}
+    per_location: dict[str, list[np.ndarray | None]] = {}
+    for name in metric_info:
+        arr = np.full((n_cp, n_pt, reps), np.nan)
+        loc_arrays: list[np.ndarray | None] = []
+        for pt, entries in enumerate(per_point):
+            n_loc = max(prof.locations for _, prof in entries)
+            loc = np.full((n_cp, len(entries), n_loc), np.nan) if keep_locations else None
+            for rep, (_, prof) in enumerate(entries):
+                matrix = prof.values.get(name)
+                if matrix is None:
+                    continue
+                rows = rows_of[id(prof)]
+                arr[rows, pt, rep] = reduce(matrix, axis=1)
+                if loc is not None:
+                    loc[rows, rep, : matrix.shape[1]] = matrix
+            loc_arrays.append(loc)
+        measurements[name] = arr
+        per_location[name] = loc_arrays
+
+    _report_gaps(loaded, per_point, rows_of, n_cp, tree, coords, parameters, provenance)
+    metrics = tuple(Metric(name, info.unit, values == "inclusive", info.description)
+                    for name, info in metric_info.items())
+    return Experiment(parameters, np.array(coords, dtype=float).reshape(n_pt, len(parameters)), tree, metrics,
+                      measurements, per_location if keep_locations else None, provenance)
+
+
+def _report_file_issues(loaded: list[tuple[Run, Profile]], provenance: Provenance) -> None:
+    """Warnings, skipped metrics, metrics without data and merged call paths, per file."""
+    for _, prof in loaded:
+        for text in prof.warnings:
+            warnings.warn(f"{prof.file}: {text}", CubeWarning, stacklevel=4)
+            provenance.notes.append(f"{prof.file}: {text}")
+        for metric, reason in prof.skipped:
+            provenance.skipped.append((prof.file, f"metric {metric}: {reason}"))
+        for text in prof.notes:
+            provenance.notes.append(f"{prof.file}: {text}")
+    decoded = {m for _, prof in loaded for m in prof.values}
+    empty: dict[str, int] = {}
+    for _, prof in loaded:
+        for name in prof.without_data:
+            empty[name] = empty.get(name, 0) + 1
+    never = sorted(m for m in empty if m not in decoded)
+    if never:
+        provenance.notes.append(f"metrics without data in every file were left out (as Extra-P does): "
+                                f"{', '.join(never)}")
+    for name, count in sorted(empty.items()):
+        if name in decoded:
+            provenance.notes.append(f"metric {name} has no data in {count} of {len(loaded)} files; "
+                                    "its values there are NaN")
+
+
+def _report_gaps(loaded: list[tuple[Run, Profile]], per_point: list[list[tuple[Run, Profile]]],
+                 rows_of: dict[int, np.ndarray], n_cp: int, tree: CallTree, coords: list[tuple[float, ...]],
+                 parameters: tuple[str, ...], provenance: Provenance) -> None:
+    """Notes on call paths measured in some runs only, and on runs of a point with other location counts."""
+    present = np.zeros(n_cp, dtype=np.int64)
+    for _, prof in loaded:
+        present[rows_of[id(prof)]] += 1
+    partial = np.nonzero(present < len(loaded))[0]
+    if partial.size:
+        examples = ", ".join(f"{tree[int(i)].path} ({present[i]} of {len(loaded)} runs)" for i in partial[:3])
+        more = f" and {partial.size - 3} more" if partial.size > 3 else ""
+        provenance.notes.append(f"{partial.size} call paths appear in some runs only and are NaN where they were "
+                                f"not measured: {examples}{more}")
+    for pt, entries in enumerate(per_point):
+        counts = sorted({prof.locations for _, prof in entries})
+        if len(counts) > 1:
+            label = ", ".join(f"{p}={v:g}" for p, v in zip(parameters, coords[pt], strict=True))
+            provenance.notes.append(f"runs at {label} have different numbers of locations ({counts}); "
+                                    "per-location values are NaN-padded")
+
+
+@hookimpl(trylast=True)
+def pmkit_register_readers(register: Callable[[Any], None]) -> None:
+    register(CubeReader())

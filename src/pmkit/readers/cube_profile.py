@@ -1,0 +1,284 @@
+"""Decoding one Cube 4 file (``.cubex``) into call paths and per-location value matrices.
+
+pycubexr parses the anchor and each metric's index and data; the inclusive/exclusive conversion is
+done here on whole matrices (call paths × locations) instead of pycubexr's per-node recursion, with
+the same results: additive metrics subtract or add children, ``MINDOUBLE``/``MAXDOUBLE`` take the
+minimum/maximum over non-zero children, unsigned counters never go below zero.  Only the metrics
+asked for are decoded.  Derived metrics (CubePL expressions) and value types that are not one
+number per location (HISTOGRAM, NDOUBLES, TAU_ATOMIC, RATE, SCALE_FUNC) are skipped and named.
+The result is plain data so that it can come back from a worker process.
+"""
+
+from __future__ import annotations
+
+import gzip
+import tarfile
+import warnings
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+_NOT_SCALAR = {"TAU_ATOMIC", "RATE", "NDOUBLES", "HISTOGRAM", "SCALE_FUNC"}
+_STORED_TYPES = ("INCLUSIVE", "EXCLUSIVE")
+
+
+class CubeFileError(Exception):
+    """The file as a whole cannot be used (corrupt, truncated, not a Cube file); says why."""
+
+
+@dataclass
+class CubeMetricInfo:
+    """What the anchor says about a metric."""
+
+    name: str
+    unit: str
+    description: str
+    dtype: str
+
+
+@dataclass
+class Profile:
+    """One decoded ``.cubex`` file.
+
+    ``values[metric]`` has shape (len(paths), locations): the exclusive or inclusive value of each
+    call path (a tuple of region names from the root) per location.
+    """
+
+    file: str
+    paths: list[tuple[str, ...]]
+    locations: int
+    metrics: dict[str, CubeMetricInfo]
+    values: dict[str, np.ndarray]
+    available: list[str] = field(default_factory=list)
+    without_data: list[str] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def load_profile(path: str | Path, metrics: Collection[str] | None = None, inclusive: bool = False) -> Profile:
+    """Decode ``path``; ``metrics`` limits which metrics are decoded (None: all).
+
+    Raises :class:`CubeFileError` when the file cannot be used at all.
+    """
+    path = Path(path)
+    try:
+        return _load(path, metrics, inclusive)
+    except CubeFileError:
+        raise
+    except Exception as exc:  # any parse failure of a damaged file: report it, do not crash the study
+        raise CubeFileError(_describe(exc)) from exc
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc).strip()
+    kind = type(exc).__name__
+    if isinstance(exc, (EOFError, tarfile.ReadError)) or "truncated" in text.lower():
+        return f"truncated or not a tar archive ({kind}: {text or 'unexpected end of data'})"
+    return f"{kind}: {text}" if text else kind
+
+
+def _load(path: Path, wanted: Collection[str] | None, inclusive: bool) -> Profile:
+    from xml.etree import ElementTree
+
+    from pycubexr.parsers.anchor_xml_parser import parse_anchor_xml
+    from pycubexr.parsers.metrics_parser import extract_metric_values
+    from pycubexr.utils.custom_tarinfo import TarInfoWithoutCheck
+    from pycubexr.utils.exceptions import UnsupportedMetricFormatError
+
+    notes: list[str] = []
+    warns: list[str] = []
+    try:
+        tar = tarfile.open(path)
+    except tarfile.ReadError:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                tar = tarfile.open(path, tarinfo=TarInfoWithoutCheck)
+                tar.getmembers()
+            except tarfile.ReadError as exc:
+                raise CubeFileError(f"not a Cube file: the tar archive cannot be read ({exc})") from None
+        warns.append("tar header checksums are wrong (a known bug of CubeWriter 4.8); read without checking them")
+    with tar:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            members = {m.name for m in tar.getmembers()}
+        if "anchor.xml" not in members:
+            raise CubeFileError("not a Cube file: it has no anchor.xml member")
+        with tar.extractfile("anchor.xml") as handle:  # type: ignore[union-attr]
+            raw = handle.read()
+        if not raw.startswith(b"<?xml"):
+            try:
+                raw = gzip.decompress(raw)
+            except (OSError, EOFError) as exc:
+                raise CubeFileError(f"anchor.xml is neither XML nor gzip-compressed XML ({exc})") from None
+        try:
+            root = ElementTree.fromstring(raw)
+        except ElementTree.ParseError as exc:
+            raise CubeFileError(f"anchor.xml is not well-formed XML ({exc})") from None
+        skipped = _drop_derived_metrics(root)
+        available = [m.findtext("uniq_name") or "" for m in root.iter("metric")] + [name for name, _ in skipped]
+        anchor = parse_anchor_xml(ElementTree.ElementTree(root))
+
+        order, parents, depths = _preorder(anchor.cnodes)
+        row_of = {cnode.id: row for row, cnode in enumerate(order)}
+        paths: list[tuple[str, ...]] = []
+        for row, cnode in enumerate(order):
+            prefix = paths[parents[row]] if parents[row] >= 0 else ()
+            paths.append((*prefix, cnode.region.name or f"region {cnode.callee_region_id}"))
+        n_loc = len(anchor.system_tree_nodes[0].all_locations())
+
+        infos: dict[str, CubeMetricInfo] = {}
+        values: dict[str, np.ndarray] = {}
+        without: list[str] = []
+        for metric in _flatten(anchor.metrics):
+            if wanted is not None and metric.name not in wanted:
+                continue
+            dtype = (metric.data_type or "").split("(")[0].strip().upper()
+            infos[metric.name] = CubeMetricInfo(metric.name, metric.units or "", metric.description or "", dtype)
+            if dtype in _NOT_SCALAR:
+                skipped.append((metric.name, f"values of type {metric.data_type} are not one number per "
+                                             "location; pmkit models scalar metrics only"))
+                del infos[metric.name]
+                continue
+            index_name, data_name = f"{metric.id}.index", f"{metric.id}.data"
+            if index_name not in members or data_name not in members:
+                without.append(metric.name)
+                continue
+            with tar.extractfile(index_name) as index_file, tar.extractfile(data_name) as data_file:  # type: ignore[union-attr]
+                try:
+                    decoded = extract_metric_values(metric=metric, index_file=index_file, data_file=data_file)
+                except UnsupportedMetricFormatError:
+                    skipped.append((metric.name, f"pycubexr cannot decode values of type {metric.data_type}"))
+                    del infos[metric.name]
+                    continue
+            matrix = _matrix(decoded, n_loc, row_of, len(order), metric.name)
+            kind = "min" if dtype == "MINDOUBLE" else "max" if dtype == "MAXDOUBLE" else "sum"
+            unsigned = dtype.startswith("UINT") or dtype.startswith("UNSIGNED")
+            matrix = _convert(matrix, metric.metric_type, inclusive, kind, unsigned, parents, depths)
+            # complex values are converted as complex numbers, then taken as magnitudes (as pycubexr does)
+            values[metric.name] = np.abs(matrix) if np.iscomplexobj(matrix) else matrix
+
+    paths, values, merged = _merge_duplicates(paths, values, infos)
+    if merged:
+        notes.append(f"{merged} call paths occur more than once under the same parent (e.g. several call "
+                     "sites); their values were combined")
+    for name in without:
+        infos.pop(name, None)
+    if wanted is not None:
+        skipped = [(name, reason) for name, reason in skipped if name in wanted]
+    return Profile(str(path), paths, n_loc, infos, values, available, without, skipped, warns, notes)
+
+
+def _drop_derived_metrics(root: Any) -> list[tuple[str, str]]:
+    """Remove metrics pycubexr cannot represent (derived ones) from the anchor; returns them."""
+    skipped: list[tuple[str, str]] = []
+    holders = [root.find("metrics")] if root.find("metrics") is not None else []
+    while holders:
+        holder = holders.pop()
+        for metric in list(holder.findall("metric")):
+            kind = metric.get("type", "")
+            if kind not in _STORED_TYPES:
+                names = [m.findtext("uniq_name") or "?" for m in metric.iter("metric")]
+                for name in names:
+                    skipped.append((name, f"derived metric (type {kind}): Cube computes it from a CubePL "
+                                          "expression, which pmkit does not evaluate"))
+                holder.remove(metric)
+            else:
+                holders.append(metric)
+    return skipped
+
+
+def _flatten(metrics: list[Any]) -> list[Any]:
+    out: list[Any] = []
+    for metric in metrics:
+        out.extend(metric.get_all_children())
+    return out
+
+
+def _preorder(roots: list[Any]) -> tuple[list[Any], np.ndarray, np.ndarray]:
+    order: list[Any] = []
+    parents: list[int] = []
+    depths: list[int] = []
+    stack = [(root, -1, 0) for root in reversed(roots)]
+    while stack:
+        node, parent, depth = stack.pop()
+        row = len(order)
+        order.append(node)
+        parents.append(parent)
+        depths.append(depth)
+        stack.extend((child, row, depth + 1) for child in reversed(node.get_children()))
+    return order, np.asarray(parents, dtype=np.int64), np.asarray(depths, dtype=np.int64)
+
+
+def _matrix(decoded: Any, n_loc: int, row_of: dict[int, int], n_rows: int, name: str) -> np.ndarray:
+    """Values as a dense (call paths × locations) float matrix; cnodes absent from the index are 0."""
+    raw = decoded.values
+    complex_values = (decoded.metric.data_type or "").strip().upper() == "COMPLEX"
+    flat = raw if isinstance(raw, np.ndarray) else raw.astype(complex if complex_values else float)
+    flat = np.asarray(flat, dtype=np.complex128 if complex_values else np.float64)
+    ids = list(decoded.cnode_indices)
+    if flat.ndim != 1 or flat.size != len(ids) * n_loc:
+        raise CubeFileError(f"metric {name}: {flat.size} values for {len(ids)} call paths × {n_loc} locations "
+                            "(truncated or corrupt data)")
+    try:
+        rows = np.fromiter((row_of[i] for i in ids), dtype=np.int64, count=len(ids))
+    except KeyError as exc:
+        raise CubeFileError(f"metric {name}: index names call-tree node {exc} that the anchor does not have") from None
+    matrix = np.zeros((n_rows, n_loc), dtype=flat.dtype)
+    matrix[rows] = flat.reshape(len(ids), n_loc)
+    return matrix
+
+
+def _convert(matrix: np.ndarray, stored: str, inclusive: bool, kind: str, unsigned: bool,
+             parents: np.ndarray, depths: np.ndarray) -> np.ndarray:
+    """Stored values → the requested view (inclusive or exclusive), level by level up the tree."""
+    if (stored == "INCLUSIVE") == inclusive:
+        return matrix
+    child = np.nonzero(parents >= 0)[0]
+    if kind != "sum":
+        ufunc = np.minimum if kind == "min" else np.maximum
+        result = matrix.copy()
+        source = result if inclusive else matrix  # to inclusive: children's own inclusive values
+        for depth in range(int(depths.max(initial=0)), 0, -1):
+            rows = child[depths[child] == depth]
+            rows = rows[np.any(source[rows] != 0, axis=1)]
+            ufunc.at(result, parents[rows], source[rows])
+        return result
+    if inclusive:
+        result = matrix.copy()
+        for depth in range(int(depths.max(initial=0)), 0, -1):
+            rows = child[depths[child] == depth]
+            np.add.at(result, parents[rows], result[rows])
+        return result
+    children_sum = np.zeros_like(matrix)
+    np.add.at(children_sum, parents[child], matrix[child])
+    result = matrix - children_sum
+    if unsigned:
+        np.maximum(result, 0.0, out=result)
+    return result
+
+
+def _merge_duplicates(paths: list[tuple[str, ...]], values: dict[str, np.ndarray],
+                      infos: dict[str, CubeMetricInfo]) -> tuple[list[tuple[str, ...]], dict[str, np.ndarray], int]:
+    first: dict[tuple[str, ...], int] = {}
+    target = np.empty(len(paths), dtype=np.int64)
+    for row, p in enumerate(paths):
+        target[row] = first.setdefault(p, len(first))
+    if len(first) == len(paths):
+        return paths, values, 0
+    merged: dict[str, np.ndarray] = {}
+    for name, matrix in values.items():
+        dtype = infos[name].dtype
+        if dtype in ("MINDOUBLE", "MAXDOUBLE"):
+            fill = np.inf if dtype == "MINDOUBLE" else -np.inf
+            out = np.full((len(first), matrix.shape[1]), fill)
+            (np.minimum if dtype == "MINDOUBLE" else np.maximum).at(out, target, matrix)
+        else:
+            out = np.zeros((len(first), matrix.shape[1]))
+            np.add.at(out, target, matrix)
+        merged[name] = out
+    return list(first), merged, len(paths) - len(first)

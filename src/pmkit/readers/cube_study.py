@@ -1,0 +1,240 @@
+"""Which Cube files make up a study, and at which coordinates: Extra-P's folder names or a manifest.
+
+Extra-P's convention (``docs/file-formats.md`` of Extra-P): one folder per run, named
+``[PREFIX "."] PAIRS [".r" REPETITION]`` with ``PAIRS = NAME VALUE *(["." / ","] NAME VALUE)``, for
+example ``mm.x1y1z1.r1``, ``lulesh.p64.size30.r2``, ``mm.a1,1.b1,1.r1`` (decimal commas) or
+``x1y1z1``; runs with the same coordinates are repetitions.  Unlike Extra-P (which cuts at the
+first ``.r`` anywhere), only a trailing ``.r<digits>`` is a repetition, so ``app.ranks4`` is a
+parameter ``ranks``; and a name without a prefix (``p64.size30``) keeps its first pair.  Studies
+named any other way list their files in a manifest (TOML or CSV) instead.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pmkit.errors import InputError
+
+MANIFEST_NAMES = ("pmkit-manifest.toml", "pmkit-manifest.csv")
+"""Manifests found automatically in a study folder."""
+
+_REPETITION = re.compile(r"^(?P<base>.*)\.r(?P<rep>\d+)$")
+_PAIR = r"[A-Za-z_]+\d+(?:[.,]\d+)?"
+_PAIRS = re.compile(rf"{_PAIR}(?:[.,]?{_PAIR})*")
+_PAIR_PARTS = re.compile(r"([A-Za-z_]+)(\d+(?:[.,]\d+)?)")
+
+
+@dataclass(frozen=True)
+class RunName:
+    """A run folder's name taken apart: its prefix, coordinates by parameter, and repetition."""
+
+    prefix: str
+    coordinates: dict[str, float]
+    repetition: int | None
+
+
+@dataclass
+class Run:
+    """One Cube file of a study and where it belongs."""
+
+    file: Path
+    coordinates: dict[str, float]
+    repetition: int | None = None
+    label: str = ""
+
+
+@dataclass
+class Study:
+    """The runs of a study, its parameters in order, and what was decided on the way."""
+
+    runs: list[Run]
+    parameters: tuple[str, ...]
+    notes: list[str] = field(default_factory=list)
+
+
+def parse_run_name(name: str) -> RunName:
+    """Coordinates from an Extra-P style run name; ValueError saying why when there are none."""
+    base, repetition = name, None
+    match = _REPETITION.match(name)
+    if match:
+        base, repetition = match["base"], int(match["rep"])
+    candidates = [("", base)] + [(base[:i], base[i + 1:]) for i, ch in enumerate(base) if ch == "."]
+    for prefix, rest in candidates:
+        if _PAIRS.fullmatch(rest):
+            coordinates: dict[str, float] = {}
+            for pname, value in _PAIR_PARTS.findall(rest):
+                if pname in coordinates:
+                    raise ValueError(f"parameter {pname!r} appears twice in {name!r}")
+                coordinates[pname] = float(value.replace(",", "."))
+            return RunName(prefix, coordinates, repetition)
+    hint = f" (the trailing .r{repetition} is read as repetition {repetition})" if repetition is not None else ""
+    raise ValueError(f"cannot find parameters in the name {name!r}{hint}; expected [PREFIX.]PARAMS[.rREP] "
+                     "with PARAMS like p64, p64.size30 or x1y1z1 (letters then a number), or list the "
+                     f"runs in a manifest ({' or '.join(MANIFEST_NAMES)})")
+
+
+def find_manifest(folder: Path) -> Path | None:
+    """The manifest in a study folder, if it has one."""
+    for name in MANIFEST_NAMES:
+        if (folder / name).is_file():
+            return folder / name
+    return None
+
+
+def discover(path: Path, manifest: Path | None = None) -> Study:
+    """The runs of ``path``: a ``.cubex`` file, a folder of run folders, or a manifest's listing.
+
+    Raises InputError naming the folder or manifest and the problem.
+    """
+    if manifest is None and path.is_dir():
+        manifest = find_manifest(path)
+    if manifest is not None:
+        return _from_manifest(manifest)
+    if path.is_file():
+        return _single(path)
+    files = sorted(f for f in path.glob("*/*.cubex") if not f.name.startswith(".") and f.is_file())
+    if not files:
+        direct = sorted(f for f in path.glob("*.cubex") if not f.name.startswith(".") and f.is_file())
+        if len(direct) == 1:
+            return _single(direct[0])
+        if not direct:
+            raise InputError(path, "contains no .cubex files (expected one folder per run, e.g. "
+                             "app.p64.r1/profile.cubex, or a manifest)")
+        return _from_names(path, [(f, f.stem) for f in direct])
+    return _from_names(path, [(f, f.parent.name) for f in files])
+
+
+def _single(file: Path) -> Study:
+    try:
+        name = parse_run_name(file.parent.name)
+    except ValueError:
+        return Study([Run(file, {"run": 1.0}, None, file.name)], ("run",),
+                     [f"no parameters in the folder name {file.parent.name!r}; the profile is point run=1"])
+    return Study([Run(file, name.coordinates, name.repetition, file.parent.name)], tuple(name.coordinates))
+
+
+def _from_names(folder: Path, entries: list[tuple[Path, str]]) -> Study:
+    runs: list[Run] = []
+    order: tuple[str, ...] | None = None
+    first = ""
+    for file, label in entries:
+        try:
+            name = parse_run_name(label)
+        except ValueError as exc:
+            raise InputError(folder, str(exc), member=label) from None
+        names = tuple(name.coordinates)
+        if order is None:
+            order, first = names, label
+        elif set(names) != set(order):
+            raise InputError(folder, f"runs name different parameters: {label!r} has {list(names)} but "
+                             f"{first!r} has {list(order)}", member=label)
+        runs.append(Run(file, name.coordinates, name.repetition, label))
+    assert order is not None
+    return _drop_constant(Study(runs, order))
+
+
+def _drop_constant(study: Study) -> Study:
+    """Drop parameters with one value in every run, as Extra-P does (``x1y1z1`` varies only x)."""
+    if len(study.runs) < 2:
+        return study
+    constant = [p for p in study.parameters if len({r.coordinates[p] for r in study.runs}) == 1]
+    if not constant or len(constant) == len(study.parameters):
+        if constant:
+            study.notes.append("every run has the same coordinates; all parameters are kept")
+        return study
+    for p in constant:
+        study.notes.append(f"parameter {p} is {_num(study.runs[0].coordinates[p])} in every run and was dropped, "
+                           "as Extra-P does")
+    for run in study.runs:
+        run.coordinates = {k: v for k, v in run.coordinates.items() if k not in constant}
+    study.parameters = tuple(p for p in study.parameters if p not in constant)
+    return study
+
+
+def _num(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else repr(value)
+
+
+def _from_manifest(manifest: Path) -> Study:
+    if not manifest.is_file():
+        raise InputError(manifest, "manifest not found")
+    if manifest.suffix.lower() == ".toml":
+        rows = _toml_rows(manifest)
+    elif manifest.suffix.lower() == ".csv":
+        rows = _csv_rows(manifest)
+    else:
+        raise InputError(manifest, "a manifest must be a .toml or .csv file")
+    if not rows:
+        raise InputError(manifest, "lists no runs")
+    runs: list[Run] = []
+    order: tuple[str, ...] | None = None
+    for where, row in rows:
+        row = dict(row)
+        file_text = row.pop("file", None)
+        if not isinstance(file_text, str) or not file_text.strip():
+            raise InputError(manifest, "a run has no 'file'", **where)
+        repetition = row.pop("repetition", None)
+        coordinates: dict[str, float] = {}
+        for key, value in row.items():
+            try:
+                number = float(value)
+            except (TypeError, ValueError):
+                raise InputError(manifest, f"coordinate {key}={value!r} is not a number", **where) from None
+            if not math.isfinite(number):
+                raise InputError(manifest, f"coordinate {key}={value!r} is not a finite number", **where)
+            coordinates[str(key)] = number
+        if not coordinates:
+            raise InputError(manifest, f"run {file_text!r} has no coordinates", **where)
+        if order is None:
+            order = tuple(coordinates)
+        elif set(coordinates) != set(order):
+            raise InputError(manifest, f"run {file_text!r} has parameters {list(coordinates)}, others have "
+                             f"{list(order)}", **where)
+        target = (manifest.parent / file_text.strip()).resolve()
+        files = [target] if target.is_file() else sorted(target.glob("[!.]*.cubex")) if target.is_dir() else []
+        if not files:
+            raise InputError(manifest, f"run file {file_text!r} does not exist (looked for {target})", **where)
+        try:
+            rep = None if repetition in (None, "") else int(repetition)
+        except (TypeError, ValueError):
+            raise InputError(manifest, f"repetition {repetition!r} is not an integer", **where) from None
+        runs.extend(Run(f, dict(coordinates), rep, file_text) for f in files)
+    assert order is not None
+    return Study(runs, order, [f"runs and coordinates from manifest {manifest}"])
+
+
+def _toml_rows(manifest: Path) -> list[tuple[dict, dict]]:
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+    try:
+        data = tomllib.loads(manifest.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(manifest, f"cannot be read: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(manifest, f"is not valid TOML: {exc}") from None
+    runs = data.get("run")
+    if not isinstance(runs, list) or not all(isinstance(r, dict) for r in runs):
+        raise InputError(manifest, "expected [[run]] tables, each with file = \"...\" and numeric coordinates")
+    return [({"member": f"run {i + 1}"}, r) for i, r in enumerate(runs)]
+
+
+def _csv_rows(manifest: Path) -> list[tuple[dict, dict]]:
+    try:
+        text = manifest.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(manifest, f"cannot be read: {exc}") from None
+    reader = csv.DictReader(text.splitlines())
+    if not reader.fieldnames or "file" not in [f.strip() for f in reader.fieldnames]:
+        raise InputError(manifest, "the header must name a 'file' column and one column per parameter", line=1)
+    rows = []
+    for row in reader:
+        if None in row or None in row.values():
+            raise InputError(manifest, "has a different number of fields than the header", line=reader.line_num)
+        rows.append(({"line": reader.line_num}, {k.strip(): v.strip() for k, v in row.items()}))
+    return rows

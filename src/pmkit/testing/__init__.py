@@ -1,0 +1,1 @@
+"""Helpers for tests and examples: a small Cube writer and the generator of the example study."""

@@ -1,0 +1,204 @@
+"""A small Cube 4 writer: a tar of ``anchor.xml`` plus ``N.index``/``N.data`` per metric.
+
+It writes what Score-P writes and pycubexr (hence pmkit and Extra-P) reads: a metric list, regions,
+a call tree, one process per rank with one thread per location, and per metric a dense index and
+its values.  pmkit's tests and its example study use it to make realistic profiles on the fly,
+so no generated binary file is ever committed.  Values are given *exclusive* per call path and
+location; metrics stored ``INCLUSIVE`` (like Score-P's ``time``) are summed up the tree on writing.
+"""
+
+from __future__ import annotations
+
+import io
+import struct
+import tarfile
+import zlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from xml.sax.saxutils import escape, quoteattr
+
+import numpy as np
+
+_DTYPES = {"DOUBLE": "<f8", "MINDOUBLE": "<f8", "MAXDOUBLE": "<f8", "UINT64": "<u8", "INT64": "<i8"}
+
+
+@dataclass(frozen=True)
+class CubeMetric:
+    """A metric as the anchor declares it; ``kind`` is how its values are stored (Cube's ``type``)."""
+
+    name: str
+    unit: str = "sec"
+    dtype: str = "DOUBLE"
+    kind: str = "INCLUSIVE"
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if self.dtype not in _DTYPES:
+            raise ValueError(f"unsupported dtype {self.dtype!r}; choose one of {', '.join(_DTYPES)}")
+        if self.kind not in ("INCLUSIVE", "EXCLUSIVE"):
+            raise ValueError(f"kind must be INCLUSIVE or EXCLUSIVE, got {self.kind!r}")
+
+
+TIME = CubeMetric("time", "sec", "DOUBLE", "INCLUSIVE", "Total CPU allocation time")
+VISITS = CubeMetric("visits", "occ", "UINT64", "EXCLUSIVE", "Number of visits")
+BYTES_SENT = CubeMetric("bytes_sent", "bytes", "UINT64", "EXCLUSIVE", "Bytes sent in point-to-point communication")
+
+
+class _Tree:
+    """Call paths as a tree in depth-first pre-order, the order cnode ids are given in."""
+
+    def __init__(self, callpaths: Sequence[str | Sequence[str]]) -> None:
+        self.paths: list[tuple[str, ...]] = []
+        index: dict[tuple[str, ...], int] = {}
+        children: dict[int | None, list[int]] = {None: []}
+        for path in callpaths:
+            names = tuple(path.split("->")) if isinstance(path, str) else tuple(path)
+            for depth in range(1, len(names) + 1):
+                key = names[:depth]
+                if key not in index:
+                    index[key] = len(self.paths)
+                    self.paths.append(key)
+                    children[index[key]] = []
+                    children[index[key[:-1]] if depth > 1 else None].append(index[key])
+        self.given = [index[tuple(p.split("->")) if isinstance(p, str) else tuple(p)] for p in callpaths]
+        self.children = children
+        self.order: list[int] = []  # depth-first pre-order of the given (insertion) indices
+
+        def visit(node: int) -> None:
+            self.order.append(node)
+            for child in children[node]:
+                visit(child)
+
+        for root in children[None]:
+            visit(root)
+        self.cnode_id = {node: cid for cid, node in enumerate(self.order)}
+        self.parent = [-1] * len(self.paths)
+        for node, kids in children.items():
+            for kid in kids:
+                self.parent[kid] = -1 if node is None else node
+
+    def wide_order(self) -> list[int]:
+        """Cnode ids in the enumeration pycubexr uses for INCLUSIVE metrics (children listed on visit)."""
+        order: list[int] = []
+        for root in self.children[None]:
+            order.append(self.cnode_id[root])
+            stack = [root]
+            while stack:
+                node = stack.pop()
+                kids = self.children[node]
+                order.extend(self.cnode_id[k] for k in kids)
+                stack.extend(reversed(kids))
+        return order
+
+
+def write_cube(path: str | Path, callpaths: Sequence[str | Sequence[str]], metrics: Sequence[CubeMetric],
+               values: Mapping[str, np.ndarray], *, processes: int = 1, threads: int = 1,
+               without_data: Sequence[str] = (), compress: bool = False, creator: str = "pmkit CubeWriter") -> Path:
+    """Write a ``.cubex`` file.
+
+    ``values[metric]`` has shape (len(callpaths), processes × threads), exclusive values in the
+    order of ``callpaths`` (ancestors missing from the list are added with zero values).  Metrics
+    in ``without_data`` are declared but get no index/data members, as Score-P does for metrics
+    that were never measured.  ``compress`` writes zlib-compressed ``ZCUBEX.DATA`` members.
+    """
+    tree = _Tree(callpaths)
+    n_loc = processes * threads
+    n = len(tree.paths)
+    members: list[tuple[str, bytes]] = []
+    for mid, metric in enumerate(metrics):
+        if metric.name in without_data:
+            continue
+        given = np.asarray(values[metric.name], dtype=float)
+        if given.shape != (len(tree.given), n_loc):
+            raise ValueError(f"values of {metric.name} have shape {given.shape}, expected "
+                             f"({len(tree.given)}, {n_loc})")
+        exclusive = np.zeros((n, n_loc))
+        exclusive[tree.given] = given
+        stored = _stored(exclusive, metric, tree)
+        by_cnode = np.empty_like(stored)
+        by_cnode[[tree.cnode_id[i] for i in range(n)]] = stored
+        rows = tree.wide_order() if metric.kind == "INCLUSIVE" else list(range(n))
+        data = by_cnode[rows]
+        if metric.dtype in ("UINT64", "INT64"):
+            data = np.rint(data)
+        raw = data.astype(_DTYPES[metric.dtype]).tobytes()
+        members.append((f"{mid}.index", _index(n)))
+        members.append((f"{mid}.data", _zdata(raw) if compress else b"CUBEX.DATA" + raw))
+    members.append(("anchor.xml", _anchor(tree, metrics, processes, threads, creator).encode("utf-8")))
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(path, "w", format=tarfile.USTAR_FORMAT) as tar:
+        for name, payload in members:
+            info = tarfile.TarInfo(name)
+            info.size = len(payload)
+            info.mode = 0o600
+            tar.addfile(info, io.BytesIO(payload))
+    return path
+
+
+def _stored(exclusive: np.ndarray, metric: CubeMetric, tree: _Tree) -> np.ndarray:
+    """Values as the file stores them: exclusive as given, or summed over each subtree."""
+    if metric.kind == "EXCLUSIVE" or metric.dtype in ("MINDOUBLE", "MAXDOUBLE"):
+        return exclusive
+    inclusive = exclusive.copy()
+    for node in reversed(tree.order):
+        parent = tree.parent[node]
+        if parent >= 0:
+            inclusive[parent] += inclusive[node]
+    return inclusive
+
+
+def _index(n: int) -> bytes:
+    return b"CUBEX.INDEX" + struct.pack("<ihbi", 1, 0, 1, n) + struct.pack(f"<{n}i", *range(n))
+
+
+def _zdata(raw: bytes, chunk: int = 1 << 16) -> bytes:
+    """The compressed data layout: entry count, (raw offset, compressed offset, size) triples, chunks."""
+    blocks = [zlib.compress(raw[i:i + chunk]) for i in range(0, len(raw), chunk)] or [zlib.compress(b"")]
+    header, offset = [], 0
+    for i, block in enumerate(blocks):
+        header += [i * chunk, offset, len(block)]
+        offset += len(block)
+    return b"ZCUBEX.DATA" + struct.pack("<q", len(blocks)) + struct.pack(f"<{len(header)}q", *header) + b"".join(blocks)
+
+
+def _anchor(tree: _Tree, metrics: Sequence[CubeMetric], processes: int, threads: int, creator: str) -> str:
+    out = ['<?xml version="1.0" encoding="UTF-8"?>', '<cube version="4.4">',
+           '<attr key="Cube anchor.xml syntax version" value="4.4"/>',
+           f'<attr key="Creator" value={quoteattr(creator)}/>', '<attr key="CUBE_CT_AGGR" value="SUM"/>', "<metrics>"]
+    for mid, m in enumerate(metrics):
+        out.append(f'<metric id="{mid}" type="{m.kind}"><disp_name>{escape(m.name)}</disp_name>'
+                   f"<uniq_name>{escape(m.name)}</uniq_name><dtype>{m.dtype}</dtype><uom>{escape(m.unit)}</uom>"
+                   f"<url></url><descr>{escape(m.description)}</descr></metric>")
+    out.append("</metrics>")
+    out.append("<program>")
+    regions: dict[str, int] = {}
+    for path in tree.paths:
+        regions.setdefault(path[-1], len(regions))
+    for name, rid in regions.items():
+        paradigm = "mpi" if name.startswith("MPI_") else "compiler"
+        out.append(f'<region id="{rid}" mod="" begin="-1" end="-1"><name>{escape(name)}</name>'
+                   f"<mangled_name>{escape(name)}</mangled_name><paradigm>{paradigm}</paradigm>"
+                   f"<role>function</role><url></url><descr></descr></region>")
+
+    def cnode(node: int) -> None:
+        out.append(f'<cnode id="{tree.cnode_id[node]}" calleeId="{regions[tree.paths[node][-1]]}">')
+        for child in tree.children[node]:
+            cnode(child)
+        out.append("</cnode>")
+
+    for root in tree.children[None]:
+        cnode(root)
+    out.append("</program>")
+    out.append('<system><systemtreenode Id="0"><name>machine Linux</name><class>machine</class>'
+               '<systemtreenode Id="1"><name>node 0</name><class>node</class>')
+    for rank in range(processes):
+        out.append(f'<locationgroup Id="{rank}"><name>MPI Rank {rank}</name><rank>{rank}</rank><type>process</type>')
+        for thread in range(threads):
+            lid = rank * threads + thread
+            label = "Master thread" if thread == 0 else f"OMP thread {thread}"
+            out.append(f'<location Id="{lid}"><name>{label}</name><rank>{thread}</rank><type>thread</type></location>')
+        out.append("</locationgroup>")
+    out.append("</systemtreenode></systemtreenode><topologies></topologies></system></cube>")
+    return "\n".join(out)
