@@ -33,6 +33,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "pmkit.readers.cube",
     "pmkit.priors.taint",
     "pmkit.readers.extrap_experiment",
+    "pmkit.modelers.refining",
 )
 """Modules of the built-in plugins; each has ``@hookimpl(trylast=True)`` register functions."""
 

@@ -1,0 +1,291 @@
+"""The two hot loops of the refining search, compiled with numba and mirrored in plain numpy.
+
+``fit_table`` fits, for every series, the hypotheses named in its row of an index table (shared
+basis rows, closed-form two-coefficient least squares) and returns RSS, SMAPE and leave-one-out
+SMAPE tables.  ``refine_step`` takes one Stern–Brocot step for every active series and slice and
+applies the acceptance and termination thresholds of paper 000 §3.3 (rules stated in
+:mod:`pmkit.fitting.sternbrocot`).  Both exist twice: a numba loop (``cache=True``, compiled on
+first use, numba imported lazily so ``pmkit --help`` stays light) and a numpy version that is the
+reference and the fallback.  ``PMKIT_NO_NUMBA=1`` forces the numpy path.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from pmkit.fitting.leastsquares import DEGENERATE, loo_predictions, smape
+
+NO_NUMBA_ENV = "PMKIT_NO_NUMBA"
+SLICES = 4
+"""Slices of the (α, β) plane: β = 0, 1, 2 (α varies) and α = 0 (β varies)."""
+
+_compiled: dict[str, Callable[..., Any]] = {}
+
+
+def numba_enabled() -> bool:
+    """Whether the compiled kernels are used: numba importable and ``PMKIT_NO_NUMBA`` not set."""
+    if os.environ.get(NO_NUMBA_ENV, "").strip().lower() in {"1", "true", "yes", "on"}:
+        return False
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _jit(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
+    compiled = _compiled.get(name)
+    if compiled is None:
+        import numba
+
+        compiled = _compiled[name] = numba.njit(cache=True, nogil=True)(func)
+    return compiled
+
+
+# ---------------------------------------------------------------------------------------------
+# fit_table
+
+
+def _fit_table_loop(Y, B, W, L, M, V, idx, rss, sm, loo, c0, c1):
+    n_series, n = Y.shape
+    k_cols = idx.shape[1]
+    for i in range(n_series):
+        ymean = 0.0
+        for j in range(n):
+            ymean += Y[i, j]
+        ymean /= n
+        for k in range(k_cols):
+            h = idx[i, k]
+            if h < 0 or not V[h]:
+                rss[i, k] = np.inf
+                sm[i, k] = np.inf
+                loo[i, k] = np.inf
+                c0[i, k] = np.nan
+                c1[i, k] = np.nan
+                continue
+            a = 0.0
+            for j in range(n):
+                a += W[h, j] * Y[i, j]
+            b = ymean - a * M[h]
+            r2 = 0.0
+            s1 = 0.0
+            s2 = 0.0
+            for j in range(n):
+                y = Y[i, j]
+                p = b + a * B[h, j]
+                r = y - p
+                r2 += r * r
+                if np.isfinite(p):
+                    t = abs(y) + abs(p)
+                    if t > 0.0:
+                        s1 += 2.0 * abs(r) / t
+                else:
+                    s1 += 2.0
+                room = 1.0 - L[h, j]
+                if room > DEGENERATE:
+                    q = y - r / room
+                    if np.isfinite(q):
+                        t = abs(y) + abs(q)
+                        if t > 0.0:
+                            s2 += 2.0 * abs(y - q) / t
+                    else:
+                        s2 += 2.0
+                else:
+                    s2 += 2.0
+            rss[i, k] = r2
+            sm[i, k] = 100.0 * s1 / n
+            loo[i, k] = 100.0 * s2 / n
+            c0[i, k] = b
+            c1[i, k] = a
+
+
+def _fit_table_numpy(Y, B, W, L, M, V, idx, rss, sm, loo, c0, c1):
+    ymean = Y.mean(axis=1)
+    for k in range(idx.shape[1]):
+        h = idx[:, k]
+        ok = (h >= 0) & V[np.maximum(h, 0)]
+        hh = np.where(ok, h, 0)
+        a = (W[hh] * Y).sum(axis=1)
+        b = ymean - a * M[hh]
+        with np.errstate(all="ignore"):
+            predicted = b[:, None] + a[:, None] * B[hh]
+            residual = Y - predicted
+            rss[:, k] = np.where(ok, (residual * residual).sum(axis=1), np.inf)
+            sm[:, k] = np.where(ok, smape(Y, predicted), np.inf)
+            loo[:, k] = np.where(ok, smape(Y, loo_predictions(Y, predicted, L[hh])), np.inf)
+        c0[:, k] = np.where(ok, b, np.nan)
+        c1[:, k] = np.where(ok, a, np.nan)
+
+
+def fit_table(Y: np.ndarray, basis: np.ndarray, weights: np.ndarray, leverage: np.ndarray, mean: np.ndarray,
+              valid: np.ndarray, idx: np.ndarray, *, use_numba: bool | None = None) -> dict[str, np.ndarray]:
+    """Fit ``c0 + c1·basis[idx[i, k]]`` to row ``i`` of ``Y`` for every (i, k).
+
+    ``basis``, ``weights``, ``leverage`` (hypotheses × points), ``mean`` and ``valid`` (hypotheses)
+    come from :func:`pmkit.fitting.leastsquares.basis_stats`; ``idx`` is (series × K), -1 for "no
+    hypothesis" (its errors are inf).  Returns tables ``rss``, ``smape``, ``loo_smape``, ``c0``, ``c1``.
+    """
+    Y = np.ascontiguousarray(Y, dtype=np.float64)
+    idx = np.ascontiguousarray(idx, dtype=np.int64)
+    shape = idx.shape
+    out = {name: np.empty(shape) for name in ("rss", "smape", "loo_smape", "c0", "c1")}
+    args = (Y, np.ascontiguousarray(basis, dtype=np.float64), np.ascontiguousarray(weights, dtype=np.float64),
+            np.ascontiguousarray(leverage, dtype=np.float64), np.ascontiguousarray(mean, dtype=np.float64),
+            np.ascontiguousarray(valid, dtype=np.bool_), idx,
+            out["rss"], out["smape"], out["loo_smape"], out["c0"], out["c1"])
+    if use_numba is None:
+        use_numba = numba_enabled()
+    if use_numba and shape[0] > 0:
+        _jit("fit_table", _fit_table_loop)(*args)
+    else:
+        _fit_table_numpy(*args)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# refine_step
+
+
+def _refine_step_loop(active, cand_crit, cand_err, state, cen_crit, cen_err, acc, acc_err, thr,
+                      acceptance, termination):
+    n_series = active.shape[0]
+    for i in range(n_series):
+        if not active[i]:
+            continue
+        best_s = -1
+        best_c = np.inf
+        most = 0.0
+        for s in range(state.shape[1]):
+            lo_n, lo_d, be_n, be_d, up_n, up_d = (state[i, s, 0], state[i, s, 1], state[i, s, 2],
+                                                  state[i, s, 3], state[i, s, 4], state[i, s, 5])
+            cl = cand_crit[i, s, 0]
+            cr = cand_crit[i, s, 1]
+            cc = cen_crit[i, s]
+            before = cen_err[i, s]
+            if cl < cc and cl <= cr:
+                state[i, s, 2] = lo_n + be_n
+                state[i, s, 3] = lo_d + be_d
+                state[i, s, 4] = be_n
+                state[i, s, 5] = be_d
+                cen_crit[i, s] = cl
+                cen_err[i, s] = cand_err[i, s, 0]
+            elif cr < cc:
+                state[i, s, 0] = be_n
+                state[i, s, 1] = be_d
+                state[i, s, 2] = be_n + up_n
+                state[i, s, 3] = be_d + up_d
+                cen_crit[i, s] = cr
+                cen_err[i, s] = cand_err[i, s, 1]
+            else:
+                if not (lo_n == be_n and lo_d == be_d):
+                    state[i, s, 0] = lo_n + be_n
+                    state[i, s, 1] = lo_d + be_d
+                state[i, s, 4] = be_n + up_n
+                state[i, s, 5] = be_d + up_d
+            after = cen_err[i, s]
+            # gain = before / after, how many times better the slice got (0/0 and inf/inf are 1)
+            if after <= 0.0:
+                gain = np.inf if before > 0.0 else 1.0
+            elif before == np.inf:
+                gain = 1.0 if after == np.inf else np.inf
+            else:
+                gain = before / after
+            if gain > most:
+                most = gain
+            if cen_crit[i, s] < best_c:
+                best_c = cen_crit[i, s]
+                best_s = s
+        if best_s >= 0:
+            old = acc_err[i]
+            new = cen_err[i, best_s]
+            if new <= 0.0:
+                gain = np.inf if old > 0.0 else 1.0
+            elif old == np.inf:
+                gain = 1.0 if new == np.inf else np.inf
+            else:
+                gain = old / new
+            if gain >= thr[i]:
+                acc[i, 0] = best_s
+                acc[i, 1] = state[i, best_s, 2]
+                acc[i, 2] = state[i, best_s, 3]
+                acc_err[i] = cen_err[i, best_s]
+                thr[i] = acceptance
+            else:
+                thr[i] = thr[i] * acceptance
+        if most < termination:
+            active[i] = False
+
+
+def _ratio_numpy(old: np.ndarray, new: np.ndarray) -> np.ndarray:
+    """How many times better ``new`` is than ``old`` (smaller is better); 0/0 and inf/inf are 1."""
+    with np.errstate(all="ignore"):
+        plain = old / np.where(new > 0, new, 1.0)
+    out = np.where(new <= 0, np.where(old > 0, np.inf, 1.0), plain)
+    return np.where((new > 0) & np.isinf(old), np.where(np.isinf(new), 1.0, np.inf), out)
+
+
+def _refine_step_numpy(active, cand_crit, cand_err, state, cen_crit, cen_err, acc, acc_err, thr,
+                       acceptance, termination):
+    rows = np.flatnonzero(active)
+    if rows.size == 0:
+        return
+    st = state[rows]
+    cl, cr = cand_crit[rows, :, 0], cand_crit[rows, :, 1]
+    cc = cen_crit[rows]
+    before = cen_err[rows].copy()
+    lo_n, lo_d, be_n, be_d, up_n, up_d = (st[..., j].copy() for j in range(6))
+    left = (cl < cc) & (cl <= cr)
+    right = ~left & (cr < cc)
+    stay = ~left & ~right
+    has_left = ~((lo_n == be_n) & (lo_d == be_d))
+    new = st.copy()
+    new[..., 2] = np.where(left, lo_n + be_n, np.where(right, be_n + up_n, be_n))
+    new[..., 3] = np.where(left, lo_d + be_d, np.where(right, be_d + up_d, be_d))
+    new[..., 0] = np.where(right, be_n, np.where(stay & has_left, lo_n + be_n, lo_n))
+    new[..., 1] = np.where(right, be_d, np.where(stay & has_left, lo_d + be_d, lo_d))
+    new[..., 4] = np.where(left, be_n, np.where(stay, be_n + up_n, up_n))
+    new[..., 5] = np.where(left, be_d, np.where(stay, be_d + up_d, up_d))
+    crit = np.where(left, cl, np.where(right, cr, cc))
+    err = np.where(left, cand_err[rows, :, 0], np.where(right, cand_err[rows, :, 1], before))
+    state[rows] = new
+    cen_crit[rows] = crit
+    cen_err[rows] = err
+    most = np.max(np.maximum(_ratio_numpy(before, err), 0.0), axis=1)
+    finite_any = np.isfinite(crit).any(axis=1)
+    best_s = np.argmin(np.where(np.isnan(crit), np.inf, crit), axis=1)
+    pick = np.arange(rows.size)
+    best_err = err[pick, best_s]
+    accept = finite_any & (_ratio_numpy(acc_err[rows], best_err) >= thr[rows])
+    acc_rows = rows[accept]
+    acc[acc_rows, 0] = best_s[accept]
+    acc[acc_rows, 1] = new[pick, best_s, 2][accept]
+    acc[acc_rows, 2] = new[pick, best_s, 3][accept]
+    acc_err[acc_rows] = best_err[accept]
+    thr[rows] = np.where(accept, acceptance, np.where(finite_any, thr[rows] * acceptance, thr[rows]))
+    active[rows] = most >= termination
+
+
+def refine_step(active: np.ndarray, cand_crit: np.ndarray, cand_err: np.ndarray, state: np.ndarray,
+                cen_crit: np.ndarray, cen_err: np.ndarray, acc: np.ndarray, acc_err: np.ndarray, thr: np.ndarray,
+                acceptance: float, termination: float, *, use_numba: bool | None = None) -> None:
+    """One refinement iteration for every active series, in place.
+
+    Shapes (S series, 4 slices): ``cand_crit``/``cand_err`` (S, 4, 2) the selection criterion and
+    the decision SMAPE of the left and right mediants (inf where absent); ``state`` (S, 4, 6) int64
+    ``lower, best, upper`` as numerator/denominator pairs; ``cen_crit``/``cen_err`` (S, 4) those of
+    each slice's best; ``acc`` (S, 3) the accepted hypothesis (slice, numerator, denominator),
+    ``acc_err`` its SMAPE, ``thr`` the acceptance threshold it must now beat; ``active`` (S) bool
+    is cleared when no slice improved its SMAPE by ``termination``.
+    """
+    args = (active, cand_crit, cand_err, state, cen_crit, cen_err, acc, acc_err, thr,
+            float(acceptance), float(termination))
+    if use_numba is None:
+        use_numba = numba_enabled()
+    if use_numba and active.shape[0] > 0:
+        _jit("refine_step", _refine_step_loop)(*args)
+    else:
+        _refine_step_numpy(*args)

@@ -1,0 +1,129 @@
+"""Closed-form least squares shared by many series, and the error figures modelers compare.
+
+Every series of a batch (call paths × metrics) is measured at the same points, so a hypothesis's
+design matrix is shared: fitting it to all series is a matrix product, and the leave-one-out
+residuals follow from the hat matrix without refitting (``r_i / (1 - h_ii)``).  For the
+two-coefficient model ``c0 + c1·f(x)`` everything is closed form in the centred basis.  Rows of
+``Y`` are series, columns are points; NaN is not allowed here (callers group series by their
+missing-value pattern first, see :mod:`pmkit.fitting.maskgroups`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+DEGENERATE = 1e-12
+"""Relative size below which a centred basis column (or ``1 - h_ii``) counts as zero."""
+
+
+@dataclass(frozen=True)
+class BasisStats:
+    """What fitting ``c0 + c1·b`` needs from basis rows ``b`` (hypotheses × points).
+
+    ``weights = (b - mean(b)) / Σ(b - mean(b))²`` so that ``c1 = Y @ weights``; ``leverage`` is the
+    hat-matrix diagonal; ``valid`` is False where the column is (numerically) constant or not finite.
+    """
+
+    basis: np.ndarray
+    mean: np.ndarray
+    weights: np.ndarray
+    leverage: np.ndarray
+    valid: np.ndarray
+
+
+def basis_stats(basis: np.ndarray) -> BasisStats:
+    """Centred weights and leverages of each basis row, for the closed-form two-coefficient fit."""
+    basis = np.atleast_2d(np.asarray(basis, dtype=float))
+    n = basis.shape[1]
+    with np.errstate(all="ignore"):
+        finite = np.isfinite(basis).all(axis=1)
+        safe = np.where(finite[:, None], basis, 0.0)
+        mean = safe.mean(axis=1)
+        centred = safe - mean[:, None]
+        sbb = (centred * centred).sum(axis=1)
+        scale = np.maximum(np.abs(safe).max(axis=1), 1e-300)
+        valid = finite & (sbb > (DEGENERATE * scale) ** 2 * n)
+        denom = np.where(valid, sbb, 1.0)
+        weights = centred / denom[:, None]
+        leverage = 1.0 / n + centred * centred / denom[:, None]
+    weights[~valid] = 0.0
+    leverage[~valid] = 1.0
+    return BasisStats(safe, mean, weights, leverage, valid)
+
+
+def fit_line(Y: np.ndarray, basis: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Least-squares ``c0, c1`` of ``c0 + c1·basis`` for every row of ``Y`` (one shared column)."""
+    stats = basis_stats(basis)
+    c1 = Y @ stats.weights[0]
+    c0 = Y.mean(axis=1) - c1 * stats.mean[0]
+    return c0, c1
+
+
+def smape(Y: np.ndarray, predicted: np.ndarray) -> np.ndarray:
+    """Symmetric mean absolute percentage error per row, in percent (0–200).
+
+    A point where both value and prediction are 0 counts 0; a non-finite prediction counts 200.
+    """
+    Y = np.asarray(Y, dtype=float)
+    with np.errstate(all="ignore"):
+        total = np.abs(Y) + np.abs(predicted)
+        ratio = np.where(total > 0, 2.0 * np.abs(Y - predicted) / np.where(total > 0, total, 1.0), 0.0)
+        ratio = np.where(np.isfinite(predicted), ratio, 2.0)
+    return 100.0 * ratio.mean(axis=-1)
+
+
+def loo_predictions(Y: np.ndarray, predicted: np.ndarray, leverage: np.ndarray) -> np.ndarray:
+    """Leave-one-out predictions ``y - r / (1 - h)`` from in-sample residuals; inf where ``h ≈ 1``."""
+    with np.errstate(all="ignore"):
+        room = 1.0 - leverage
+        return np.where(room > DEGENERATE, Y - (Y - predicted) / np.where(room > DEGENERATE, room, 1.0), np.inf)
+
+
+def constant_loo_predictions(Y: np.ndarray) -> np.ndarray:
+    """Leave-one-out predictions of the constant (mean) model: the mean of the other points."""
+    n = Y.shape[-1]
+    if n < 2:
+        return np.full_like(Y, np.inf)
+    return (Y.sum(axis=-1, keepdims=True) - Y) / (n - 1)
+
+
+def adjusted_r2(rss: np.ndarray, tss: np.ndarray, n: int, coefficients: int) -> np.ndarray:
+    """Adjusted R² of a model with ``coefficients`` fitted values (constant included); NaN if undefined."""
+    rss = np.asarray(rss, dtype=float)
+    tss = np.asarray(tss, dtype=float)
+    dof = n - coefficients
+    with np.errstate(all="ignore"):
+        r2 = np.where(tss > 0, 1.0 - rss / np.where(tss > 0, tss, 1.0), np.where(rss <= 0, 1.0, 0.0))
+        if dof <= 0:
+            return np.full(np.shape(rss), np.nan)
+        return 1.0 - (1.0 - r2) * (n - 1) / dof
+
+
+@dataclass(frozen=True)
+class DesignFit:
+    """A shared-design least-squares fit of many series: coefficients (series × columns) and errors."""
+
+    coefficients: np.ndarray
+    predicted: np.ndarray
+    rss: np.ndarray
+    smape: np.ndarray
+    loo_smape: np.ndarray
+
+
+def fit_design(Y: np.ndarray, design: np.ndarray) -> DesignFit:
+    """Least squares of every row of ``Y`` on the shared ``design`` (points × columns).
+
+    Uses the pseudo-inverse once for all rows; leave-one-out errors come from the hat matrix.
+    Rank-deficient designs get the minimum-norm solution.
+    """
+    design = np.asarray(design, dtype=float)
+    pinv = np.linalg.pinv(design)
+    coefficients = Y @ pinv.T
+    predicted = coefficients @ design.T
+    residual = Y - predicted
+    rss = (residual * residual).sum(axis=1)
+    leverage = np.einsum("ij,ji->i", design, pinv)
+    loo = loo_predictions(Y, predicted, leverage[None, :])
+    return DesignFit(coefficients, predicted, rss, smape(Y, predicted), smape(Y, loo))
