@@ -295,3 +295,10 @@ def test_not_an_archive_and_archive_without_experiment(tmp_path: Path) -> None:
 def test_unknown_measure_is_a_usage_error() -> None:
     with pytest.raises(UsageError):
         READER.read(FILES / "segmented.extra-p", measure="mode")
+
+
+def test_metric_fields_from_pmkit_tags(tmp_path: Path) -> None:
+    data = _experiment([_measurement(1, 1.0)], metrics={"time": {"tags": {
+        "pmkit__unit": "s", "pmkit__inclusive": True, "pmkit__description": "wall time", "other": "x"}}})
+    metric = READER.read(_write(tmp_path / "tags.extra-p", data)).metric("time")
+    assert (metric.unit, metric.inclusive, metric.description) == ("s", True, "wall time")

@@ -50,6 +50,10 @@ VALUES_TOLERANCE = 1e-9
 mean.  Extra-P updates a measurement's statistics but not its values when it merges call paths,
 so values that disagree are stale and the statistics are used instead."""
 
+TAG_PREFIX = "pmkit__"
+METRIC_TAGS = {"unit": str, "inclusive": bool, "description": str}
+"""pmkit's metric fields, stored by pmkit-extrap as Extra-P metric tags ``pmkit__<field>``."""
+
 _FRACTION_TEXT = re.compile(r"\s*[+-]?\d+\s*/\s*[+-]?\d+\s*")
 
 
@@ -216,6 +220,39 @@ def repetitions_from_values(values: np.ndarray) -> tuple[np.ndarray, np.ndarray 
                             "(repetitions × locations)")
 
 
+def choose_repetitions(values: np.ndarray | None, statistics: Mapping[str, float],
+                       measure: str) -> tuple[np.ndarray, np.ndarray | None, str]:
+    """(repetitions, per-location values or None, what was done) for one Extra-P measurement.
+
+    Kept ``values`` are used when their mean agrees with the stored ``mean`` (what is ``""``);
+    otherwise the ``measure`` statistic becomes a single repetition (what is ``"stale"`` when
+    values disagreed, ``"summary"`` when there were none).  Raises :class:`ExtrapFormatError`
+    when neither is usable.
+    """
+    kind = "summary"
+    if values is not None:
+        reps, locations = repetitions_from_values(values)
+        flat = reps if locations is None else locations
+        finite = flat[~np.isnan(flat)]
+        mean = statistics.get("mean")
+        if mean is None or finite.size == 0 or _close(float(np.mean(finite)), mean):
+            return reps, locations, ""
+        kind = "stale"
+    if measure not in statistics:
+        raise ExtrapFormatError(f"has no repetition values and no {measure}")
+    return np.array([float(statistics[measure])]), None, kind
+
+
+def metric_from_tags(tags: Mapping[str, Any]) -> dict[str, Any]:
+    """pmkit's metric fields kept in Extra-P metric tags (``pmkit__unit`` ...) as Metric keyword arguments."""
+    out: dict[str, Any] = {}
+    for field_name, kind in METRIC_TAGS.items():
+        value = tags.get(f"{TAG_PREFIX}{field_name}")
+        if isinstance(value, kind):
+            out[field_name] = value
+    return out
+
+
 class _ValueChunks:
     """Reads the numpy arrays of ``values/N.vals`` through the offsets in ``values/N.indx``."""
 
@@ -344,7 +381,8 @@ class _ExperimentJson:
         for name in self._names("callpaths"):
             self._add_callpath(builder, name, f"callpaths → {name!r}")
         for name in self._names("metrics"):
-            builder.add_metric(name)
+            tags = self.data["metrics"][name].get("tags") if isinstance(self.data["metrics"][name], dict) else None
+            builder.add_metric(name, **metric_from_tags(tags if isinstance(tags, dict) else {}))
         counts = self._measurements(builder, parameters)
         experiment = builder.build()
         prov = experiment.provenance
@@ -449,25 +487,17 @@ class _ExperimentJson:
             raise self.fail(where, f"coordinate {coordinate} is not made of finite numbers")
         point = builder.add_point(coords)
         reference = item.get("values")
+        values = None
         if reference is not None:
             if (not isinstance(reference, list) or len(reference) != 2
                     or not all(isinstance(r, int) and not isinstance(r, bool) for r in reference)):
                 raise self.fail(where, f"values must be a [chunk, index] pair, got {json.dumps(reference)[:60]}")
-            try:
-                reps, locations = repetitions_from_values(self.values.read(*reference))
-            except ExtrapFormatError as exc:
-                raise self.fail(where, str(exc)) from None
-            flat = reps if locations is None else locations
-            finite = flat[~np.isnan(flat)]
-            mean = stats.get("mean")
-            if mean is None or finite.size == 0 or _close(float(np.mean(finite)), mean):
-                return point, reps, locations, ""
-            kind = "stale"
-        else:
-            kind = "summary"
-        if self.measure not in stats:
-            raise self.fail(where, f"has no repetition values and no {self.measure}")
-        return point, np.array([stats[self.measure]]), None, kind
+            values = self.values.read(*reference)
+        try:
+            reps, locations, kind = choose_repetitions(values, stats, self.measure)
+        except ExtrapFormatError as exc:
+            raise self.fail(where, str(exc)) from None
+        return point, reps, locations, kind
 
     def _model_sets(self, experiment: Experiment) -> dict[str, ModelSet]:
         raw = self.data.get("modelers", [])
