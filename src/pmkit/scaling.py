@@ -1,0 +1,476 @@
+"""Where a program stops scaling: per call path shares now and at a target scale, growth classes, rankings.
+
+This is the analysis behind ``pmkit show``: it evaluates each call path's model at the largest
+measured point and at a target scale, classifies how the model grows (constant, logarithmic,
+polynomial degree), and ranks the call paths that grow fastest.  It works on any
+:class:`~pmkit.models.ModelSet`, whichever modeler made it; rendering lives in :mod:`pmkit.ui`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from pmkit.errors import UsageError
+from pmkit.experiment import Experiment
+from pmkit.models import Model, ModelSet
+from pmkit.pmnf import Function, Term
+
+DEFAULT_SCALE_UP = 4.0
+"""Without ``--at``, the target is this many times the largest measured value of each parameter."""
+
+SORT_KEYS = ("share", "growth", "name")
+
+
+@dataclass(frozen=True)
+class Growth:
+    """How a model grows asymptotically: the dominant term's exponents, as a class and a label.
+
+    ``kind`` is ``constant``, ``decreasing``, ``logarithmic`` or ``polynomial``; ``level`` orders
+    the classes by how badly they scale (0 constant or decreasing, 1 logarithmic, 2 sub-linear,
+    3 linear, 4 super-linear); ``label`` reads like ``p^1.5`` or ``p·log p``.
+    """
+
+    kind: str
+    label: str
+    level: int
+    exponents: tuple[tuple[str, Fraction, Fraction], ...] = ()
+
+    @property
+    def order(self) -> tuple[float, float, float]:
+        """A key that sorts classes from slowest to fastest growth."""
+        poly = [float(e) for _, e, _ in self.exponents]
+        logs = [float(j) for _, _, j in self.exponents]
+        if self.kind == "decreasing":
+            return (-1.0, 0.0, 0.0)
+        return (max(poly, default=0.0), sum(poly), sum(logs))
+
+    def to_json(self) -> dict[str, object]:
+        return {"kind": self.kind, "label": self.label, "level": self.level,
+                "exponents": [{"parameter": p, "exponent": _fraction(e), "log_exponent": _fraction(j)}
+                              for p, e, j in self.exponents]}
+
+
+def _fraction(value: Fraction) -> str:
+    return str(value.numerator) if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
+
+
+def _term_order(term: Term) -> tuple[Fraction, Fraction]:
+    return (sum((f.exponent for f in term.factors), Fraction(0)),
+            sum((f.log_exponent for f in term.factors), Fraction(0)))
+
+
+def _exponent_text(value: Fraction) -> str:
+    if value.denominator == 1:
+        return str(value.numerator)
+    if value.denominator in (2, 4, 5, 8):
+        return f"{float(value):g}"
+    return f"({value.numerator}/{value.denominator})"
+
+
+def _factor_label(parameter: str, exponent: Fraction, log_exponent: Fraction) -> str:
+    parts = []
+    if exponent == 1:
+        parts.append(parameter)
+    elif exponent != 0:
+        parts.append(f"{parameter}^{_exponent_text(exponent)}")
+    if log_exponent == 1:
+        parts.append(f"log {parameter}")
+    elif log_exponent != 0:
+        parts.append(f"log^{_exponent_text(log_exponent)} {parameter}")
+    return "·".join(parts)
+
+
+CONSTANT = Growth("constant", "constant", 0)
+DECREASING = Growth("decreasing", "decreasing", 0)
+
+
+def growth_of(function: Function | None) -> Growth | None:
+    """The growth class of ``function``: its fastest-growing term with a positive coefficient.
+
+    A function whose fastest-growing term has a negative coefficient, or whose terms all have
+    negative exponents, is ``decreasing``; one without terms is ``constant``.  None for no function.
+    """
+    if function is None:
+        return None
+    terms = [t for t in function.terms if t.coefficient != 0 and t.factors]
+    if not terms:
+        return CONSTANT
+    top = max(terms, key=_term_order)
+    if top.coefficient < 0 or _term_order(top) <= (0, 0):
+        growing = [t for t in terms if t.coefficient > 0 and _term_order(t) > (0, 0)]
+        if not growing or max(_term_order(t) for t in growing) < _term_order(top):
+            return DECREASING
+        top = max(growing, key=_term_order)
+    exponents = tuple((f.parameter, f.exponent, f.log_exponent) for f in top.factors)
+    label = "·".join(_factor_label(p, e, j) for p, e, j in exponents)
+    highest = max(e for _, e, _ in exponents)
+    has_log = any(j > 0 for _, _, j in exponents)
+    if highest <= 0:
+        return Growth("logarithmic", label, 1, exponents)
+    if highest < 1:
+        level = 2
+    elif highest == 1 and not has_log:
+        level = 3
+    else:
+        level = 4
+    return Growth("polynomial", label, level, exponents)
+
+
+def parse_target(text: str | None, parameters: Sequence[str]) -> dict[str, float]:
+    """``"p=65536,size=100"`` → ``{"p": 65536.0, "size": 100.0}``; UsageError naming a bad item."""
+    target: dict[str, float] = {}
+    if not text:
+        return target
+    for item in text.replace(";", ",").split(","):
+        if not item.strip():
+            continue
+        name, sep, value = item.partition("=")
+        name = name.strip()
+        if not sep:
+            raise UsageError(f"--at expects name=value items like p=65536, got {item.strip()!r}")
+        if name not in parameters:
+            raise UsageError(f"--at names parameter {name!r}; the experiment has {', '.join(parameters)}")
+        try:
+            number = float(value)
+        except ValueError:
+            raise UsageError(f"--at {name}: {value.strip()!r} is not a number") from None
+        if not math.isfinite(number) or number <= 0:
+            raise UsageError(f"--at {name}: {value.strip()!r} must be a positive number")
+        target[name] = number
+    return target
+
+
+def reference_index(experiment: Experiment) -> int:
+    """The index of the largest measured point: highest rank summed over parameters, then largest values."""
+    points = experiment.points
+    score = np.zeros(len(points))
+    for column in range(points.shape[1]):
+        distinct = np.unique(points[:, column])
+        if len(distinct) > 1:
+            score += np.searchsorted(distinct, points[:, column]) / (len(distinct) - 1)
+    order = sorted(range(len(points)), key=lambda i: (score[i], tuple(points[i])))
+    return order[-1]
+
+
+def default_target(experiment: Experiment, scale: float = DEFAULT_SCALE_UP) -> dict[str, float]:
+    """``scale`` × the largest measured value of each parameter."""
+    return {name: float(experiment.points[:, i].max()) * scale for i, name in enumerate(experiment.parameters)}
+
+
+def resolve_target(experiment: Experiment, given: Mapping[str, float] | None) -> dict[str, float]:
+    """The target point: the default when nothing is given; parameters not given keep their largest value."""
+    if not given:
+        return default_target(experiment)
+    largest = default_target(experiment, 1.0)
+    unknown = [name for name in given if name not in experiment.parameters]
+    if unknown:
+        raise UsageError(f"target names parameter {unknown[0]!r}; the experiment has "
+                         f"{', '.join(experiment.parameters)}")
+    return {name: float(given.get(name, largest[name])) for name in experiment.parameters}
+
+
+def default_metric(experiment: Experiment) -> str:
+    """``time`` when the experiment has it, else its first metric."""
+    return "time" if "time" in experiment.measurements else experiment.metric_names[0]
+
+
+@dataclass(frozen=True)
+class CallpathScaling:
+    """One call path at the largest measured point and at the target.
+
+    ``measured`` is the reduced measurement at the reference point (NaN if not measured there),
+    ``share`` its part of the measured total; ``fitted`` and ``predicted`` are the model's values at
+    the reference point and the target, ``predicted_share`` the part of the predicted total, and
+    ``growth`` the factor ``predicted / fitted``.
+    """
+
+    index: int
+    callpath: str
+    name: str
+    depth: int
+    model: Model | None
+    measured: float
+    share: float
+    fitted: float
+    predicted: float
+    predicted_share: float
+    growth: float
+    growth_class: Growth | None
+
+    @property
+    def has_model(self) -> bool:
+        return self.model is not None and self.model.function is not None
+
+    def to_json(self) -> dict[str, object]:
+        return {"callpath": self.callpath, "measured": _finite(self.measured), "share": _finite(self.share),
+                "fitted": _finite(self.fitted), "predicted": _finite(self.predicted),
+                "predicted_share": _finite(self.predicted_share), "growth": _finite(self.growth),
+                "growth_class": None if self.growth_class is None else self.growth_class.to_json()}
+
+
+def _finite(value: float) -> float | None:
+    return float(value) if math.isfinite(value) else None
+
+
+@dataclass
+class ScalingReport:
+    """The scaling analysis of one metric of an experiment: a row per call path, in call-tree order."""
+
+    experiment: Experiment
+    metric: str
+    unit: str
+    inclusive: bool
+    measure: str
+    reference: dict[str, float]
+    reference_index: int
+    target: dict[str, float]
+    total_measured: float
+    total_predicted: float
+    rows: list[CallpathScaling]
+
+    def row(self, callpath: str) -> CallpathScaling:
+        """The row of ``callpath``; UsageError naming close matches if there is none."""
+        if callpath in self.experiment.callpaths:
+            return self.rows[self.experiment.callpaths.index(callpath)]
+        leaf = callpath.split("->")[-1]
+        near = [r.callpath for r in self.rows if r.name == leaf or r.callpath.endswith(callpath)][:5]
+        hint = f"; did you mean {', '.join(near)}?" if near else ""
+        raise UsageError(f"no call path {callpath!r} in the experiment{hint}")
+
+    def children(self, index: int) -> list[CallpathScaling]:
+        return [self.rows[i] for i in self.experiment.callpaths.children(index)]
+
+    def roots(self) -> list[CallpathScaling]:
+        return [self.rows[i] for i in self.experiment.callpaths.roots()]
+
+    def ranking(self, min_share: float = 0.0, limit: int | None = None) -> list[CallpathScaling]:
+        """Call paths whose model grows towards the target, fastest first.
+
+        Only call paths taking at least ``min_share`` (a fraction) of the predicted total are
+        ranked, so that a negligible call path growing fast does not hide the ones that matter.
+        """
+        rows = [r for r in self.rows if r.has_model and math.isfinite(r.growth) and r.growth > 1.0 + 1e-9
+                and r.growth_class is not None and r.growth_class.level > 0
+                and (not math.isfinite(r.predicted_share) or r.predicted_share >= min_share)]
+        rows.sort(key=lambda r: (-r.growth, -_or_zero(r.predicted_share), r.callpath))
+        return rows if limit is None else rows[:limit]
+
+    def sort_key(self, sort: str):
+        """A key function ordering sibling rows by ``share`` (at the target), ``growth`` or ``name``."""
+        if sort not in SORT_KEYS:
+            raise UsageError(f"unknown sort {sort!r}; choose one of {', '.join(SORT_KEYS)}")
+        if sort == "name":
+            return lambda r: r.name
+        if sort == "growth":
+            return lambda r: (-(r.growth if math.isfinite(r.growth) else -math.inf),
+                              -_or_zero(r.predicted_share), r.name)
+        return lambda r: (-_or_zero(r.predicted_share), -_or_zero(r.share), r.name)
+
+    def prediction_document(self) -> dict[str, object]:
+        """The analysis as JSON: metric, reference and target points, totals (rows are per model)."""
+        return {"metric": self.metric, "unit": self.unit, "measure": self.measure,
+                "reference_point": self.reference, "target": self.target,
+                "total_measured": _finite(self.total_measured), "total_predicted": _finite(self.total_predicted)}
+
+
+def _or_zero(value: float) -> float:
+    return value if math.isfinite(value) else 0.0
+
+
+def _evaluate(function: Function | None, point: Mapping[str, float]) -> float:
+    if function is None:
+        return math.nan
+    with np.errstate(all="ignore"):
+        value = function.evaluate({name: point[name] for name in function.parameters})
+    return float(value)
+
+
+def analyse(experiment: Experiment, models: ModelSet | Sequence[Model], metric: str | None = None,
+            target: Mapping[str, float] | None = None, measure: str = "mean") -> ScalingReport:
+    """Evaluate every call path's model of ``metric`` at the largest measured point and at ``target``.
+
+    Shares are of the total of the metric: the sum over root call paths for an inclusive metric,
+    over all call paths for an exclusive one.  Call paths without a model keep NaN predictions.
+    """
+    metric = metric or default_metric(experiment)
+    if metric not in experiment.measurements:
+        raise UsageError(f"no metric {metric!r}; the experiment has {', '.join(experiment.metric_names)}")
+    info = experiment.metric(metric)
+    by_path = {m.callpath: m for m in models if m.metric == metric}
+    ref = reference_index(experiment)
+    reference = {name: float(v) for name, v in zip(experiment.parameters, experiment.points[ref], strict=True)}
+    goal = resolve_target(experiment, target)
+    measured = experiment.values(metric, measure)[:, ref]
+    fitted = np.full(len(experiment.callpaths), np.nan)
+    predicted = np.full(len(experiment.callpaths), np.nan)
+    for cp in experiment.callpaths:
+        model = by_path.get(cp.path)
+        if model is not None and model.function is not None:
+            fitted[cp.index] = _evaluate(model.function, reference)
+            predicted[cp.index] = _evaluate(model.function, goal)
+    counted = experiment.callpaths.roots() if info.inclusive else list(range(len(experiment.callpaths)))
+    total_measured = float(np.nansum(measured[counted])) if np.isfinite(measured[counted]).any() else math.nan
+    clipped = np.clip(predicted, 0.0, None)
+    total_predicted = float(np.nansum(clipped[counted])) if np.isfinite(clipped[counted]).any() else math.nan
+    rows = []
+    for cp in experiment.callpaths:
+        i = cp.index
+        model = by_path.get(cp.path)
+        with np.errstate(all="ignore"):
+            share = measured[i] / total_measured if total_measured and total_measured > 0 else math.nan
+            p_share = clipped[i] / total_predicted if total_predicted and total_predicted > 0 else math.nan
+            growth = predicted[i] / fitted[i] if fitted[i] > 0 else math.nan
+        rows.append(CallpathScaling(i, cp.path, cp.name, cp.depth, model, float(measured[i]), float(share),
+                                    float(fitted[i]), float(predicted[i]), float(p_share), float(growth),
+                                    growth_of(model.function) if model is not None else None))
+    return ScalingReport(experiment, metric, info.unit, info.inclusive, measure, reference, ref, goal,
+                         total_measured, total_predicted, rows)
+
+
+@dataclass(frozen=True)
+class PointStats:
+    """The repetitions of one call path at one point: count, mean, spread, and the model's value there."""
+
+    coordinates: dict[str, float]
+    label: str
+    repetitions: int
+    mean: float
+    minimum: float
+    maximum: float
+    std: float
+    fitted: float
+
+    @property
+    def relative_error(self) -> float:
+        """(model − mean) / mean; NaN where either is missing or the mean is zero."""
+        if not (math.isfinite(self.mean) and math.isfinite(self.fitted)) or self.mean == 0:
+            return math.nan
+        return (self.fitted - self.mean) / abs(self.mean)
+
+    @property
+    def spread(self) -> float:
+        """Half the min–max range relative to the mean: ±x of run-to-run variation."""
+        if not math.isfinite(self.mean) or self.mean == 0 or self.repetitions < 2:
+            return math.nan
+        return (self.maximum - self.minimum) / 2 / abs(self.mean)
+
+
+@dataclass(frozen=True)
+class PlotData:
+    """Measurements and model along one parameter, the others fixed, for a plot.
+
+    ``curve_x``/``curve_y`` sample the model from the smallest measured value to the target;
+    ``log_x`` is set when the measured values are powers of two, ``log_y`` when the values span
+    more than two decades.
+    """
+
+    parameter: str
+    fixed: dict[str, float]
+    x: np.ndarray
+    mean: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    curve_x: np.ndarray
+    curve_y: np.ndarray
+    measured_until: float
+    log_x: bool
+    log_y: bool
+
+
+@dataclass(frozen=True)
+class CallpathDetail:
+    """Everything ``pmkit show --callpath`` says about one call path."""
+
+    row: CallpathScaling
+    metric: str
+    unit: str
+    reference: dict[str, float]
+    target: dict[str, float]
+    points: list[PointStats]
+    predictions: list[tuple[dict[str, float], float]]
+    plot: PlotData | None
+
+    def to_json(self) -> dict[str, object]:
+        return {"callpath": self.row.callpath,
+                "points": [{"point": p.coordinates, "repetitions": p.repetitions, "mean": _finite(p.mean),
+                            "min": _finite(p.minimum), "max": _finite(p.maximum), "std": _finite(p.std),
+                            "fitted": _finite(p.fitted)} for p in self.points],
+                "predictions": [{"point": point, "value": _finite(v)} for point, v in self.predictions]}
+
+
+def _powers_of_two(values: np.ndarray) -> bool:
+    values = values[values > 0]
+    if len(values) < 2:
+        return False
+    logs = np.log2(values)
+    return bool(np.allclose(logs, np.round(logs)))
+
+
+def detail(report: ScalingReport, callpath: str) -> CallpathDetail:
+    """Measured points (mean and spread), predictions up to the target, and plot data for ``callpath``."""
+    row = report.row(callpath)
+    experiment = report.experiment
+    raw = experiment.measurements[report.metric][row.index]
+    function = row.model.function if row.model is not None else None
+    points = []
+    for i in range(len(experiment.points)):
+        reps = raw[i][np.isfinite(raw[i])]
+        coords = {name: float(v) for name, v in zip(experiment.parameters, experiment.points[i], strict=True)}
+        if len(reps):
+            stats = (float(np.mean(reps)), float(np.min(reps)), float(np.max(reps)), float(np.std(reps)))
+        else:
+            stats = (math.nan,) * 4
+        points.append(PointStats(coords, experiment.point_label(i), len(reps), *stats, _evaluate(function, coords)))
+    points.sort(key=lambda s: tuple(s.coordinates.values()))
+    predictions = []
+    if function is not None:
+        changing = [k for k in report.reference if report.target[k] > report.reference[k]]
+        for factor in (2.0, 4.0, 8.0, 16.0):
+            point = {k: v * factor if k in changing else v for k, v in report.reference.items()}
+            if changing and all(point[k] < report.target[k] for k in changing):
+                predictions.append((point, _evaluate(function, point)))
+        predictions.append((dict(report.target), _evaluate(function, report.target)))
+    return CallpathDetail(row, report.metric, report.unit, dict(report.reference), dict(report.target), points,
+                          predictions, _plot_data(report, row, points))
+
+
+def _plot_data(report: ScalingReport, row: CallpathScaling, points: list[PointStats]) -> PlotData | None:
+    experiment = report.experiment
+    params = experiment.parameters
+    spans = {name: len(np.unique(experiment.points[:, i])) for i, name in enumerate(params)}
+    changing = [name for name in params if report.target[name] != report.reference[name]]
+    candidates = changing or list(params)
+    parameter = max(candidates, key=lambda name: (spans[name], -params.index(name)))
+    fixed = {name: report.reference[name] for name in params if name != parameter}
+    line = [p for p in points if all(p.coordinates[k] == v for k, v in fixed.items()) and math.isfinite(p.mean)]
+    if len(line) < 1:
+        return None
+    x = np.array([p.coordinates[parameter] for p in line])
+    mean = np.array([p.mean for p in line])
+    low = np.array([p.minimum for p in line])
+    high = np.array([p.maximum for p in line])
+    log_x = _powers_of_two(x)
+    lo_x = float(x.min())
+    hi_x = max(float(x.max()), report.target[parameter])
+    function = row.model.function if row.model is not None else None
+    if log_x and lo_x > 0:
+        curve_x = np.geomspace(lo_x, hi_x, 256)
+    else:
+        curve_x = np.linspace(lo_x, hi_x, 256)
+    if function is not None:
+        columns = {name: np.full(len(curve_x), fixed[name]) for name in fixed}
+        columns[parameter] = curve_x
+        with np.errstate(all="ignore"):
+            curve_y = np.asarray(function.evaluate({n: columns[n] for n in function.parameters}), dtype=float)
+        curve_y = np.broadcast_to(curve_y, curve_x.shape).copy()
+    else:
+        curve_y = np.full(len(curve_x), np.nan)
+    values = np.concatenate([low, high, curve_y[np.isfinite(curve_y)]])
+    positive = values[values > 0]
+    log_y = bool(len(positive) == len(values) and len(positive) > 1 and positive.max() / positive.min() > 100)
+    return PlotData(parameter, fixed, x, mean, low, high, curve_x, curve_y, float(x.max()), log_x, log_y)

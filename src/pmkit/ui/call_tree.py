@@ -1,0 +1,138 @@
+"""The call tree view: per call path its model, growth class, share now, and prediction at the target.
+
+A tree-shaped table (guides ``├─``/``└─`` in the first column) so that the numbers line up in
+columns.  Deep or wide trees collapse: ``depth`` cuts levels (a ``+N`` marks hidden children) and
+call paths below ``min_share`` both now and at the target fold into one ``… N more`` line.
+"""
+
+from __future__ import annotations
+
+import math
+
+from rich import box
+from rich.table import Table
+from rich.text import Text
+
+from pmkit.scaling import CallpathScaling, ScalingReport
+from pmkit.ui.quantities import format_point, format_share, format_value, growth_style
+
+PRIOR_WORDS = ("prior", "taint")
+"""Model notes containing one of these words say a prior shaped the model; the tree shows them."""
+
+
+def prior_notes(row: CallpathScaling) -> list[str]:
+    """The notes of a row's model that say a prior shaped it."""
+    if row.model is None:
+        return []
+    return [n for n in row.model.notes if any(w in n.lower() for w in PRIOR_WORDS)]
+
+
+def model_text(row: CallpathScaling, digits: int = 3) -> Text:
+    """The model's function in pretty notation, or why there is none, dimmed."""
+    if row.model is None:
+        return Text("not modeled", style="dim")
+    if row.model.function is None:
+        return Text("no model" + (f": {row.model.notes[0]}" if row.model.notes else ""), style="dim yellow")
+    return Text(row.model.function.pretty_text(digits))
+
+
+def growth_text(row: CallpathScaling) -> Text:
+    """The growth class label in its colour; ``–`` without a model."""
+    if row.growth_class is None or not row.has_model:
+        return Text("–", style="dim")
+    return Text(row.growth_class.label, style=growth_style(row.growth_class.level))
+
+
+def path_text(path: str, width: int | None = None) -> Text:
+    """A call path with its leaf in bold, broken after ``->`` (not inside a name) to fit ``width``."""
+    parts = path.split("->")
+    pieces = [p + "->" for p in parts[:-1]] + [parts[-1]]
+    text = Text()
+    used = 0
+    for n, piece in enumerate(pieces):
+        if width is not None and used and used + len(piece) > width:
+            text.append("\n")
+            used = 0
+        text.append(piece, style="bold" if n == len(pieces) - 1 else "")
+        used += len(piece)
+    return text
+
+
+def _significant(row: CallpathScaling, min_share: float) -> bool:
+    return any(math.isfinite(s) and s >= min_share for s in (row.share, row.predicted_share))
+
+
+def visible_rows(report: ScalingReport, *, depth: int | None = None, min_share: float = 0.0,
+                 sort: str = "share") -> list[tuple[CallpathScaling | None, str, int, int]]:
+    """The tree in display order as (row, guide prefix, hidden deeper, folded count) tuples.
+
+    A row of None is a ``… N more`` line for ``folded`` siblings below ``min_share``; ``hidden``
+    counts descendants cut by ``depth``.
+    """
+    key = report.sort_key(sort)
+    tree = report.experiment.callpaths
+    keep: dict[int, bool] = {}
+
+    def visit(index: int) -> bool:
+        row = report.rows[index]
+        inside = depth is None or row.depth < depth
+        below = [visit(child) for child in tree.children(index)]
+        keep[index] = inside and (_significant(row, min_share) or any(below))
+        return keep[index]
+
+    for root in tree.roots():
+        visit(root)
+
+    def count(index: int) -> int:
+        return sum(1 + count(c) for c in tree.children(index))
+
+    out: list[tuple[CallpathScaling | None, str, int, int]] = []
+
+    def emit(indices: list[int], prefix: str, top: bool) -> None:
+        shown = sorted((report.rows[i] for i in indices if keep[i]), key=key)
+        folded = len(indices) - len(shown)
+        for n, row in enumerate(shown):
+            last = n == len(shown) - 1 and not folded
+            guide = "" if top else prefix + ("└─ " if last else "├─ ")
+            children = tree.children(row.index)
+            expand = any(keep[c] for c in children)
+            out.append((row, guide, 0 if expand else count(row.index), 0))
+            if expand:
+                emit(children, "" if top else prefix + ("   " if last else "│  "), False)
+        if folded:
+            out.append((None, "" if top else prefix + "└─ ", 0, folded))
+
+    emit(tree.roots(), "", True)
+    return out
+
+
+def call_tree_view(report: ScalingReport, *, depth: int | None = None, min_share: float = 0.01,
+                   sort: str = "share", title: str | None = None) -> Table:
+    """The call tree as a table with the model, growth, share now, prediction and share at the target."""
+    table = Table(box=box.SIMPLE_HEAD, title=title, title_justify="left", pad_edge=False,
+                  show_edge=False, collapse_padding=True)
+    table.add_column("call path", overflow="fold", min_width=12)
+    table.add_column("model", overflow="fold", min_width=14)
+    table.add_column("growth", overflow="fold", min_width=6)
+    table.add_column("share\nnow", justify="right", no_wrap=True)
+    table.add_column(f"at {format_point(report.target)}", justify="right", no_wrap=False, min_width=8)
+    table.add_column("share\nthen", justify="right", no_wrap=True)
+    for row, guide, hidden, folded in visible_rows(report, depth=depth, min_share=min_share, sort=sort):
+        if row is None:
+            label = Text(guide, style="dim").append(f"… {folded} more", style="dim italic")
+            table.add_row(label, Text(f"below {format_share(min_share)} now and then", style="dim italic"),
+                          "", "", "", "")
+            continue
+        label = Text(guide, style="dim").append(row.name, style="bold" if row.depth == 0 else "")
+        if hidden:
+            label.append(f" +{hidden}", style="dim")
+        model = model_text(row)
+        for note in prior_notes(row):
+            model.append(f"\n{note}", style="dim italic")
+        share_then = Text(format_share(row.predicted_share))
+        if math.isfinite(row.predicted_share) and math.isfinite(row.share) and row.predicted_share > 1.5 * row.share \
+                and row.predicted_share >= 0.05:
+            share_then.stylize("bold red")
+        table.add_row(label, model, growth_text(row), format_share(row.share),
+                      format_value(row.predicted, report.unit), share_then)
+    return table

@@ -1,0 +1,107 @@
+"""The detail view of one call path: model and quality, measured points with spread, predictions, plot."""
+
+from __future__ import annotations
+
+import math
+
+from rich import box
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from pmkit.scaling import CallpathDetail
+from pmkit.ui.call_tree import growth_text, model_text
+from pmkit.ui.plot import MeasurementPlot
+from pmkit.ui.quantities import format_growth_factor, format_point, format_share, format_value
+
+
+def _figure(value: float | None, digits: int = 3, suffix: str = "") -> str:
+    if value is None or not math.isfinite(value):
+        return "–"
+    return f"{value:.{digits}g}{suffix}"
+
+
+def _percent(value: float) -> str:
+    if not math.isfinite(value):
+        return "–"
+    return f"{value * 100:+.1f}%"
+
+
+def summary_view(detail: CallpathDetail) -> Table:
+    """Key/value lines: the model (pretty and Extra-P notation), growth, quality, modeler and notes."""
+    row = detail.row
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold", no_wrap=True)
+    grid.add_column(overflow="fold")
+    grid.add_row("call path", Text(row.callpath, style="bold"))
+    grid.add_row("metric", f"{detail.metric}" + (f" ({detail.unit})" if detail.unit else ""))
+    grid.add_row("model", model_text(row, digits=4))
+    model = row.model
+    if model is not None and model.function is not None:
+        grid.add_row("Extra-P", Text(model.function.extrap_text(6), style="dim"))
+        span = f"  {format_growth_factor(row.growth)} from {format_point(detail.reference)} to " \
+               f"{format_point(detail.target)}"
+        grid.add_row("growth", growth_text(row).append(span, style=""))
+        q = model.quality
+        quality = (f"SMAPE {_figure(q.smape, 3, '%')}   adj. R² {_figure(q.adjusted_r2, 4)}   "
+                   f"RSS {_figure(q.rss, 3)}   CV-SMAPE {_figure(q.cv_smape, 3, '%')}")
+        grid.add_row("quality", quality + (f"   ({model.n_points} points)" if model.n_points else ""))
+    if model is not None:
+        grid.add_row("modeler", model.modeler or "–")
+        for note in model.notes:
+            grid.add_row("note", Text(note, style="italic"))
+    grid.add_row("share", f"{format_share(row.share)} of the total now, "
+                          f"{format_share(row.predicted_share)} at the target")
+    return grid
+
+
+def points_view(detail: CallpathDetail) -> Table:
+    """Measured points: repetitions, mean, spread, min and max, the model's value and its error."""
+    unit = detail.unit
+    table = Table(box=box.SIMPLE_HEAD, title="Measured", title_justify="left", pad_edge=False, show_edge=False,
+                  collapse_padding=True)
+    table.add_column("point", overflow="fold")
+    table.add_column("reps", justify="right", no_wrap=True)
+    table.add_column("mean", justify="right", no_wrap=True)
+    table.add_column("±", justify="right", no_wrap=True)
+    table.add_column("min", justify="right", no_wrap=True)
+    table.add_column("max", justify="right", no_wrap=True)
+    table.add_column("model", justify="right", no_wrap=True)
+    table.add_column("error", justify="right", no_wrap=True)
+    for p in detail.points:
+        spread = "–" if not math.isfinite(p.spread) else f"{p.spread * 100:.1f}%"
+        error = Text(_percent(p.relative_error))
+        if math.isfinite(p.relative_error) and abs(p.relative_error) > max(0.1, 2 * _or_zero(p.spread)):
+            error.stylize("yellow")
+        table.add_row(p.label, str(p.repetitions), format_value(p.mean, unit), spread,
+                      format_value(p.minimum, unit), format_value(p.maximum, unit),
+                      format_value(p.fitted, unit), error)
+    return table
+
+
+def _or_zero(value: float) -> float:
+    return value if math.isfinite(value) else 0.0
+
+
+def predictions_view(detail: CallpathDetail) -> Table:
+    """The model's predictions at growing scales up to the target, with the factor over the largest point."""
+    table = Table(box=box.SIMPLE_HEAD, title="Predicted", title_justify="left", pad_edge=False, show_edge=False,
+                  collapse_padding=True)
+    table.add_column("point", overflow="fold")
+    table.add_column("value", justify="right", no_wrap=True)
+    table.add_column("× now", justify="right", no_wrap=True)
+    fitted = detail.row.fitted
+    for point, value in detail.predictions:
+        factor = value / fitted if math.isfinite(fitted) and fitted > 0 else math.nan
+        table.add_row(format_point(point), format_value(value, detail.unit), format_growth_factor(factor))
+    return table
+
+
+def detail_view(detail: CallpathDetail, *, plot_height: int = 12) -> Group:
+    """Summary, measured points, predictions and the plot of measurements against the model."""
+    parts: list[RenderableType] = [summary_view(detail), Text(""), points_view(detail)]
+    if detail.predictions:
+        parts += [Text(""), predictions_view(detail)]
+    if detail.plot is not None:
+        parts += [Text(""), MeasurementPlot(detail.plot, detail.unit, height=plot_height)]
+    return Group(*parts)

@@ -1,0 +1,148 @@
+"""``pmkit show --markdown``: the same views as a Markdown report to paste into an issue or a paper.
+
+Tables are GitHub-flavoured Markdown; call paths are written in full (in code spans) so that a
+reader can paste one into ``--callpath``; the plot, when a call path is detailed, is a text block.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from collections.abc import Sequence
+
+from rich.console import Console
+
+from pmkit.findings import Finding
+from pmkit.scaling import CallpathDetail, ScalingReport
+from pmkit.ui.call_tree import prior_notes, visible_rows
+from pmkit.ui.plot import MeasurementPlot
+from pmkit.ui.quantities import (
+    format_growth_factor,
+    format_number,
+    format_point,
+    format_share,
+    format_value,
+)
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _code(text: str) -> str:
+    return f"`{text}`" if "`" not in text else f"``{text}``"
+
+
+def _model(row) -> str:
+    if row.model is None or row.model.function is None:
+        return "–"
+    return _code(row.model.function.pretty_text(3))
+
+
+def _growth(row) -> str:
+    return "–" if row.growth_class is None or not row.has_model else row.growth_class.label
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[int] = ()) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |",
+             "|" + "|".join("---:" if i in right else "---" for i in range(len(header))) + "|"]
+    lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
+    return lines
+
+
+def markdown_report(report: ScalingReport, *, source: str | None = None, findings: Sequence[Finding] | None = None,
+                    detail: CallpathDetail | None = None, depth: int | None = None, min_share: float = 0.01,
+                    sort: str = "share", top: int = 10) -> str:
+    """The report as Markdown text: summary, ranking, call tree and findings — or one call path's detail."""
+    experiment = report.experiment
+    unit = report.unit
+    lines = [f"## Scaling of {_code(report.metric)}" + (f" in {_code(source)}" if source else ""), ""]
+    params = ", ".join(f"{name} ∈ {{{', '.join(format_number(v) for v in sorted(set(experiment.points[:, i])))}}}"
+                       for i, name in enumerate(experiment.parameters))
+    modelers = sorted({r.model.modeler for r in report.rows if r.model is not None and r.model.modeler})
+    lines += [f"- measured: {len(experiment.points)} points ({params}), {len(experiment.callpaths)} call paths",
+              f"- metric: {report.metric}" + (f" ({unit})" if unit else "")
+              + f", {'inclusive' if report.inclusive else 'exclusive'}, {report.measure} of repetitions",
+              f"- modeler: {', '.join(modelers) or '–'}",
+              f"- now: {format_point(report.reference)} (largest measured); target: {format_point(report.target)}",
+              ""]
+    if detail is not None:
+        lines += _detail(report, detail)
+    else:
+        ranked = report.ranking(min_share=min_share, limit=top)
+        lines += [f"### Fastest growing towards {format_point(report.target)}", ""]
+        if ranked:
+            lines += _table(["#", "call path", "model", "growth", "×", "predicted", "share"],
+                            [[str(i), _code(r.callpath), _model(r), _growth(r), format_growth_factor(r.growth),
+                              format_value(r.predicted, unit), format_share(r.predicted_share)]
+                             for i, r in enumerate(ranked, 1)], right=(0, 4, 5, 6))
+        else:
+            lines.append(f"No call path taking at least {format_share(min_share)} of the predicted total grows.")
+        lines += ["", "### Call tree", ""]
+        rows = []
+        for row, _guide, hidden, folded in visible_rows(report, depth=depth, min_share=min_share, sort=sort):
+            if row is None:
+                rows.append([f"… {folded} more", f"below {format_share(min_share)} now and then", "", "", "", ""])
+                continue
+            name = "&nbsp;&nbsp;" * row.depth + _code(row.callpath if row.depth == 0 else "->" + row.name)
+            if hidden:
+                name += f" (+{hidden})"
+            model = _model(row)
+            notes = prior_notes(row)
+            if notes:
+                model += " — " + "; ".join(notes)
+            rows.append([name, model, _growth(row), format_share(row.share), format_value(row.predicted, unit),
+                         format_share(row.predicted_share)])
+        lines += _table(["call path", "model", "growth", "share now", f"at {format_point(report.target)}",
+                         "share then"], rows, right=(3, 4, 5))
+    if findings is not None:
+        lines += ["", "### Findings", ""]
+        if not findings:
+            lines.append("No findings.")
+        for f in findings:
+            where = " @ ".join(p for p in (f.callpath, f.location) if p)
+            lines.append(f"- **{f.title}**" + (f" ({_code(where)})" if where else "")
+                         + f" — {format_value(f.severity, f.unit)} [{f.detector}]"
+                         + (f": {f.message}" if f.message else ""))
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _detail(report: ScalingReport, detail: CallpathDetail) -> list[str]:
+    row = detail.row
+    unit = detail.unit
+    lines = [f"### {_code(row.callpath)}", ""]
+    model = row.model
+    if model is not None and model.function is not None:
+        q = model.quality
+        lines += [f"- model: {_code(model.function.pretty_text(4))} (Extra-P: {_code(model.function.extrap_text(6))})",
+                  f"- growth: {_growth(row)}, {format_growth_factor(row.growth)} from "
+                  f"{format_point(detail.reference)} to {format_point(detail.target)}",
+                  f"- quality: SMAPE {_num(q.smape)} %, adjusted R² {_num(q.adjusted_r2, 4)}, RSS {_num(q.rss)}"
+                  + (f", CV-SMAPE {_num(q.cv_smape)} %" if q.cv_smape is not None else "")
+                  + f" — by {model.modeler or '–'}"]
+    else:
+        lines.append("- no model" + (f": {'; '.join(model.notes)}" if model is not None and model.notes else ""))
+    if model is not None and model.notes and model.function is not None:
+        lines += [f"- note: {n}" for n in model.notes]
+    lines += [f"- share: {format_share(row.share)} now, {format_share(row.predicted_share)} at the target", ""]
+    lines += _table(["point", "reps", "mean", "±", "min", "max", "model", "error"],
+                    [[p.label, str(p.repetitions), format_value(p.mean, unit),
+                      "–" if not math.isfinite(p.spread) else f"{p.spread * 100:.1f}%",
+                      format_value(p.minimum, unit), format_value(p.maximum, unit), format_value(p.fitted, unit),
+                      "–" if not math.isfinite(p.relative_error) else f"{p.relative_error * 100:+.1f}%"]
+                     for p in detail.points], right=(1, 2, 3, 4, 5, 6, 7))
+    if detail.predictions:
+        lines += ["", *_table(["point", "predicted"], [[format_point(pt), format_value(v, unit)]
+                                                      for pt, v in detail.predictions], right=(1,))]
+    if detail.plot is not None:
+        console = Console(width=88, record=True, no_color=True, color_system=None, file=io.StringIO())
+        console.print(MeasurementPlot(detail.plot, unit))
+        lines += ["", "```text", *console.export_text().rstrip().splitlines(), "```"]
+    return lines
+
+
+def _num(value: float | None, digits: int = 3) -> str:
+    if value is None or not math.isfinite(value):
+        return "–"
+    return f"{value:.{digits}g}"
+

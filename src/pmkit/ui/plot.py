@@ -1,0 +1,186 @@
+"""A terminal plot of measurements against a model, drawn with braille dots and rich styles.
+
+The model is a braille line (dotted where it extrapolates beyond the measurements), each measured
+mean a ``●`` with its min–max range as a vertical bar.  Axes are log-scaled as the
+:class:`~pmkit.scaling.PlotData` says; the plot fills the width it is given.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.measure import Measurement
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Text
+
+from pmkit.scaling import PlotData
+from pmkit.ui.quantities import format_number, format_value
+
+_DOTS = ((0x01, 0x02, 0x04, 0x40), (0x08, 0x10, 0x20, 0x80))
+"""Braille bit of the dot at (column 0..1, row 0..3) of a cell."""
+
+MEASURED, MODEL, EXTRAPOLATED, RANGE = "measured", "model", "extrapolated", "range"
+STYLES = {MEASURED: Style(color="bright_white", bold=True), MODEL: Style(color="cyan"),
+          EXTRAPOLATED: Style(color="magenta"), RANGE: Style(color="yellow")}
+
+
+class _Axis:
+    """Maps data values to dot positions, linearly or logarithmically."""
+
+    def __init__(self, low: float, high: float, dots: int, log: bool, flip: bool = False) -> None:
+        self.log = log and low > 0 and high > 0
+        self.low, self.high = (math.log10(low), math.log10(high)) if self.log else (low, high)
+        if self.high - self.low <= 0:
+            pad = abs(self.low) * 0.1 or 1.0
+            self.low, self.high = self.low - pad, self.high + pad
+        self.dots = dots
+        self.flip = flip
+
+    def position(self, value: float) -> float:
+        v = math.log10(value) if self.log else value
+        frac = (v - self.low) / (self.high - self.low)
+        pos = frac * (self.dots - 1)
+        return (self.dots - 1) - pos if self.flip else pos
+
+    def value(self, position: float) -> float:
+        frac = ((self.dots - 1) - position if self.flip else position) / (self.dots - 1)
+        v = self.low + frac * (self.high - self.low)
+        return 10 ** v if self.log else v
+
+
+class MeasurementPlot:
+    """A rich renderable: ``console.print(MeasurementPlot(detail.plot, unit="s"))``."""
+
+    def __init__(self, data: PlotData, unit: str = "", height: int = 12) -> None:
+        self.data = data
+        self.unit = unit
+        self.height = max(4, height)
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        return Measurement(40, options.max_width)
+
+    def _y_range(self) -> tuple[float, float]:
+        d = self.data
+        values = np.concatenate([d.low, d.high, d.mean, d.curve_y])
+        values = values[np.isfinite(values)]
+        if d.log_y:
+            values = values[values > 0]
+        if not len(values):
+            return 0.0, 1.0
+        low, high = float(values.min()), float(values.max())
+        if not d.log_y:
+            low = min(low, 0.0) if low >= 0 and low < 0.25 * high else low
+        return low, high
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        d = self.data
+        y_low, y_high = self._y_range()
+        rows = self.height
+        y_axis = _Axis(y_low, y_high, rows * 4, d.log_y, flip=True)
+        label_rows = {0: "", rows // 2: "", rows - 1: ""}
+        for r in label_rows:
+            label_rows[r] = format_value(y_axis.value(r * 4 + 1.5), self.unit)
+        label_width = max(len(d.parameter), *(len(t) for t in label_rows.values()))
+        cols = max(10, options.max_width - label_width - 2)
+        x_low, x_high = float(min(d.x.min(), d.curve_x.min())), float(max(d.x.max(), d.curve_x.max()))
+        x_axis = _Axis(x_low, x_high, cols * 2, d.log_x)
+        bits = np.zeros((rows, cols), dtype=np.int64)
+        kind: list[list[str | None]] = [[None] * cols for _ in range(rows)]
+        marks: dict[tuple[int, int], str] = {}
+
+        def dot(x: int, y: int, what: str) -> None:
+            if 0 <= x < cols * 2 and 0 <= y < rows * 4:
+                bits[y // 4, x // 2] |= _DOTS[x % 2][y % 4]
+                current = kind[y // 4][x // 2]
+                if current is None or what in (MEASURED, RANGE) or current == EXTRAPOLATED:
+                    kind[y // 4][x // 2] = what
+
+        self._draw_curve(x_axis, y_axis, dot)
+        for x, mean, low, high in zip(d.x, d.mean, d.low, d.high, strict=True):
+            if not math.isfinite(mean) or (d.log_y and mean <= 0):
+                continue
+            px = round(x_axis.position(x))
+            if math.isfinite(low) and math.isfinite(high) and high > low and (not d.log_y or low > 0):
+                top, bottom = round(y_axis.position(high)), round(y_axis.position(low))
+                for py in range(top, bottom + 1):
+                    dot(px, py, RANGE)
+            py = round(y_axis.position(mean))
+            if 0 <= py < rows * 4 and 0 <= px < cols * 2:
+                marks[(py // 4, px // 2)] = "●"
+
+        for r in range(rows):
+            label = label_rows.get(r, "")
+            yield Segment(label.rjust(label_width) + " ┤" if label else " " * label_width + " │", Style(dim=True))
+            for c in range(cols):
+                if (r, c) in marks:
+                    yield Segment(marks[(r, c)], STYLES[MEASURED])
+                elif bits[r, c]:
+                    yield Segment(chr(0x2800 + int(bits[r, c])), STYLES[kind[r][c] or MODEL])
+                else:
+                    yield Segment(" ")
+            yield Segment.line()
+        yield Segment(" " * label_width + " └" + "─" * cols, Style(dim=True))
+        yield Segment.line()
+        yield Segment(d.parameter.rjust(label_width) + "  " + self._x_labels(x_axis, cols), Style(dim=True))
+        yield Segment.line()
+        yield from console.render(self._legend(label_width + 2), options)
+
+    def _draw_curve(self, x_axis: _Axis, y_axis: _Axis, dot) -> None:
+        d = self.data
+        finite = np.isfinite(d.curve_y) & ((d.curve_y > 0) if d.log_y else True)
+        if finite.sum() < 2:
+            return
+        cx = np.array([x_axis.position(v) for v in d.curve_x[finite]])
+        cy = np.array([y_axis.position(v) for v in d.curve_y[finite]])
+        previous = None
+        for px in range(math.ceil(cx.min()), math.floor(cx.max()) + 1):
+            py = round(float(np.interp(px, cx, cy)))
+            py = min(max(py, -1), y_axis.dots)
+            beyond = x_axis.value(px) > d.measured_until * (1 + 1e-9)
+            if beyond and px % 2:
+                previous = None
+                continue
+            what = EXTRAPOLATED if beyond else MODEL
+            if previous is None:
+                dot(px, py, what)
+            else:
+                step = 1 if py >= previous else -1
+                for y in range(previous + step if py != previous else py, py + step, step):
+                    dot(px, y, what)
+            previous = py
+
+    def _x_labels(self, x_axis: _Axis, cols: int) -> str:
+        d = self.data
+        line = [" "] * cols
+        ticks = [*sorted(set(d.x.tolist())), float(d.curve_x.max())]
+        placed_until = -1
+        for i, value in enumerate(ticks):
+            text = format_number(value)
+            centre = int(x_axis.position(value)) // 2
+            start = min(max(centre - len(text) // 2, 0), cols - len(text))
+            last = i == len(ticks) - 1
+            if last and start <= placed_until:
+                # the target label wins over the measured one it would overlap
+                for j in range(max(start - 1, 0), cols):
+                    line[j] = " "
+            elif start <= placed_until:
+                continue
+            line[start:start + len(text)] = list(text)
+            placed_until = start + len(text)
+        return "".join(line).rstrip()
+
+    def _legend(self, indent: int) -> Text:
+        d = self.data
+        fixed = f" (at {', '.join(f'{k}={format_number(v)}' for k, v in d.fixed.items())})" if d.fixed else ""
+        axes = [name for name, on in ((d.parameter, d.log_x), (self.unit or "value", d.log_y)) if on]
+        text = Text(" " * indent)
+        text.append("●", STYLES[MEASURED]).append(" mean  ")
+        text.append("⡇", STYLES[RANGE]).append(" min–max  ")
+        text.append("⠤⠤", STYLES[MODEL]).append(" model  ")
+        text.append("⠄⠄", STYLES[EXTRAPOLATED]).append(f" extrapolated{fixed}")
+        if axes:
+            text.append(f"  log axes: {', '.join(axes)}", Style(dim=True))
+        return text

@@ -1,0 +1,93 @@
+"""How pmkit's views write numbers: values with units and SI prefixes, shares, points, growth colours.
+
+Kept in one place so the call tree, the ranking, the detail view and the Markdown report agree.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+TIME_UNITS = {"s", "sec", "secs", "second", "seconds"}
+_SMALL = ((1e-3, "m"), (1e-6, "µ"), (1e-9, "n"), (1e-12, "p"))
+_LARGE = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
+
+GROWTH_STYLES = {0: "green", 1: "cyan", 2: "yellow", 3: "dark_orange", 4: "bold red"}
+"""Colour of a growth class by level: constant/decreasing, logarithmic, sub-linear, linear, super-linear."""
+
+
+def _digits(value: float) -> str:
+    magnitude = abs(value)
+    if magnitude >= 100:
+        return f"{value:.0f}"
+    if magnitude >= 10:
+        return f"{value:.1f}"
+    return f"{value:.2f}"
+
+
+def format_value(value: float | None, unit: str = "") -> str:
+    """``0.01234, "s"`` → ``"12.3 ms"``; ``4.2e9, "bytes"`` → ``"4.20 G bytes"``; NaN → ``"–"``."""
+    if value is None or not math.isfinite(value):
+        return "–"
+    if value == 0:
+        return f"0 {unit}".strip()
+    magnitude = abs(value)
+    if unit.lower() in TIME_UNITS:
+        if magnitude >= 1e5:
+            return f"{value:.3g} s"
+        for scale, prefix in _SMALL:
+            if magnitude < scale * 1000 and magnitude >= scale:
+                return f"{_digits(value / scale)} {prefix}s"
+        if magnitude >= 1:
+            return f"{_digits(value)} s"
+        return f"{value:.2e} s"
+    for scale, prefix in _LARGE:
+        if magnitude >= scale:
+            if magnitude >= scale * 1000:
+                return f"{value:.3g} {unit}".strip()
+            return f"{_digits(value / scale)} {prefix}{unit}".strip()
+    if magnitude < 0.01:
+        return f"{value:.3g} {unit}".strip()
+    return f"{_digits(value)} {unit}".strip()
+
+
+def format_share(share: float | None) -> str:
+    """``0.4213`` → ``"42.1%"``; below 0.1 % → ``"<0.1%"``; NaN → ``"–"``."""
+    if share is None or not math.isfinite(share):
+        return "–"
+    percent = share * 100
+    if percent == 0:
+        return "0%"
+    if 0 < percent < 0.1:
+        return "<0.1%"
+    if percent >= 99.95:
+        return f"{percent:.0f}%"
+    return f"{percent:.1f}%"
+
+
+def format_number(value: float) -> str:
+    """A coordinate as written by a person: ``65536``, ``0.5``, ``1.2e+06``."""
+    if not math.isfinite(value):
+        return str(value)
+    if float(value).is_integer() and abs(value) < 1e12:
+        return str(int(value))
+    return f"{value:.4g}"
+
+
+def format_point(point: Mapping[str, float]) -> str:
+    """``{"p": 512.0, "size": 30.0}`` → ``"p=512, size=30"``."""
+    return ", ".join(f"{name}={format_number(v)}" for name, v in point.items())
+
+
+def format_growth_factor(factor: float | None) -> str:
+    """How many times larger at the target: ``×16``, ``×1.3``; NaN → ``"–"``."""
+    if factor is None or not math.isfinite(factor):
+        return "–"
+    if factor >= 100:
+        return f"×{factor:.3g}" if factor < 1e5 else f"×{factor:.1e}"
+    return f"×{factor:.2g}" if factor < 10 else f"×{factor:.0f}"
+
+
+def growth_style(level: int | None) -> str:
+    """The rich style of a growth level; dim when there is no model."""
+    return "dim" if level is None else GROWTH_STYLES.get(level, "bold red")

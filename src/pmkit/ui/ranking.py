@@ -1,0 +1,61 @@
+"""The ranking view: call paths whose models grow fastest towards the target — the likely scalability bugs."""
+
+from __future__ import annotations
+
+from rich import box
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.table import Table
+from rich.text import Text
+
+from pmkit.scaling import ScalingReport
+from pmkit.ui.call_tree import growth_text, model_text, path_text
+from pmkit.ui.quantities import format_growth_factor, format_point, format_share, format_value
+
+
+class RankingView:
+    """Top ``limit`` growing call paths taking at least ``min_share`` of the predicted total, fastest first.
+
+    A renderable: it breaks long call paths after ``->`` to fit the width it is printed at.
+    """
+
+    def __init__(self, report: ScalingReport, *, limit: int = 10, min_share: float = 0.01,
+                 title: str | None = None) -> None:
+        self.report = report
+        self.rows = report.ranking(min_share=min_share, limit=limit)
+        self.min_share = min_share
+        self.title = title or (f"Fastest growing towards {format_point(report.target)} "
+                               f"(from {format_point(report.reference)})")
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield self.table(options.max_width)
+
+    def table(self, width: int | None = None) -> Table | Text:
+        """The ranking as a table laid out for ``width`` columns (None: no breaking of call paths)."""
+        return _table(self.report, self.rows, self.title, self.min_share, width)
+
+
+def ranking_view(report: ScalingReport, *, limit: int = 10, min_share: float = 0.01,
+                 title: str | None = None) -> RankingView:
+    """The ranking renderable; see :class:`RankingView`."""
+    return RankingView(report, limit=limit, min_share=min_share, title=title)
+
+
+def _table(report: ScalingReport, rows: list, heading: str, min_share: float, width: int | None) -> Table | Text:
+    if not rows:
+        return Text(f"{heading}: no call path taking ≥{format_share(min_share)} of the predicted total grows.",
+                    style="green")
+    path_width = None if width is None else max(16, int(width * 0.3))
+    table = Table(box=box.SIMPLE_HEAD, title=heading, title_justify="left", pad_edge=False, show_edge=False,
+                  collapse_padding=True)
+    table.add_column("#", justify="right", no_wrap=True)
+    table.add_column("call path", overflow="fold", min_width=12)
+    table.add_column("model", overflow="fold", min_width=14)
+    table.add_column("growth", overflow="fold", min_width=6)
+    table.add_column("×", justify="right", no_wrap=True)
+    table.add_column("then", justify="right", min_width=7)
+    table.add_column("share\nthen", justify="right", no_wrap=True)
+    for rank, row in enumerate(rows, 1):
+        table.add_row(str(rank), path_text(row.callpath, path_width), model_text(row), growth_text(row),
+                      format_growth_factor(row.growth), format_value(row.predicted, report.unit),
+                      format_share(row.predicted_share))
+    return table

@@ -1,0 +1,327 @@
+"""The views of ``pmkit show`` and the scaling analysis behind them, on experiments built in code."""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from rich.console import Console
+
+from pmkit.errors import UsageError
+from pmkit.experiment import ExperimentBuilder
+from pmkit.findings import Finding
+from pmkit.models import Model, ModelSet, Quality
+from pmkit.pmnf import Factor, Function, Term, simple_function
+from pmkit.scaling import analyse, default_target, detail, growth_of, parse_target, reference_index
+from pmkit.ui import (
+    MeasurementPlot,
+    call_tree_view,
+    detail_view,
+    findings_panel,
+    markdown_report,
+    ranking_view,
+    render_show,
+)
+from pmkit.ui.quantities import format_share, format_value
+
+LAWS = {
+    "main": simple_function("p", 0.5, 0, 0, 0),
+    "main->init": simple_function("p", 0.2, 0.01, 1, 0),
+    "main->solve": simple_function("p", 2.0, 0.3, 0, 1),
+    "main->solve->MPI_Allreduce": simple_function("p", 0.01, 0.002, 1, 1),
+    "main->solve->compute": simple_function("p", 5.0, 0, 0, 0),
+    "main->solve->halo": simple_function("p", 0.1, 0.0005, "3/2", 0),
+    "main->io": simple_function("p", 0.001, 0, 0, 0),
+}
+POINTS = (8, 16, 32, 64, 128, 256, 512)
+
+
+def build(laws=LAWS, *, inclusive: bool = False, noise: float = 0.03, reps: int = 3):
+    rng = np.random.default_rng(7)
+    builder = ExperimentBuilder(["p"], source="sample.txt")
+    builder.add_metric("time", "s", inclusive)
+    for p in POINTS:
+        for path, law in laws.items():
+            value = law.evaluate(float(p))
+            builder.add_values(path, "time", [p], value * (1 + noise * rng.standard_normal(reps)))
+    experiment = builder.build()
+    models = ModelSet(["p"], [Model(path, "time", law, Quality(0.1, 2.0, 0.99), "handmade", n_points=len(POINTS))
+                              for path, law in laws.items()])
+    return experiment, models
+
+
+@pytest.fixture(scope="module")
+def sample():
+    return build()
+
+
+def render(renderable, width: int) -> str:
+    console = Console(width=width, file=io.StringIO(), color_system=None, force_terminal=False)
+    console.print(renderable)
+    return console.file.getvalue()
+
+
+def assert_fits(text: str, width: int) -> None:
+    too_long = [line for line in text.splitlines() if len(line) > width]
+    assert not too_long, f"lines wider than {width}: {too_long[:3]}"
+
+
+# --- analysis --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("function", "kind", "label", "level"), [
+    (simple_function("p", 3, 0, 0, 0), "constant", "constant", 0),
+    (simple_function("p", 3, 2, 0, 1), "logarithmic", "log p", 1),
+    (simple_function("p", 3, 2, "1/2", 0), "polynomial", "p^0.5", 2),
+    (simple_function("p", 3, 2, "2/3", 0), "polynomial", "p^(2/3)", 2),
+    (simple_function("p", 3, 2, 1, 0), "polynomial", "p", 3),
+    (simple_function("p", 3, 2, 1, 1), "polynomial", "p·log p", 4),
+    (simple_function("p", 3, 2, "3/2", 0), "polynomial", "p^1.5", 4),
+    (simple_function("p", 3, 2, 2, 2), "polynomial", "p^2·log^2 p", 4),
+    (simple_function("p", 3, 2, -1, 0), "decreasing", "decreasing", 0),
+    (simple_function("p", 3, -2, 1, 0), "decreasing", "decreasing", 0),
+])
+def test_growth_classes(function, kind, label, level):
+    growth = growth_of(function)
+    assert (growth.kind, growth.label, growth.level) == (kind, label, level)
+
+
+def test_growth_takes_the_fastest_positive_term_of_several_parameters():
+    f = Function(("p", "size"), 1.0, (Term(0.5, (Factor("p", 1),)),
+                                       Term(0.1, (Factor("p", 1), Factor("size", 2))),
+                                       Term(-0.01, (Factor("size", Fraction(1, 2)),))))
+    growth = growth_of(f)
+    assert growth.label == "p·size^2"
+    assert growth.level == 4
+    assert growth_of(None) is None
+
+
+def test_parse_target_checks_names_and_numbers():
+    assert parse_target("p=65536, size=100", ("p", "size")) == {"p": 65536.0, "size": 100.0}
+    assert parse_target(None, ("p",)) == {}
+    for bad in ("q=4", "p", "p=abc", "p=-1", "p=0"):
+        with pytest.raises(UsageError):
+            parse_target(bad, ("p",))
+
+
+def test_shares_predictions_and_ranking(sample):
+    experiment, models = sample
+    report = analyse(experiment, models)
+    assert report.metric == "time"
+    assert report.reference == {"p": 512.0}
+    assert report.target == {"p": 2048.0}
+    shares = [r.share for r in report.rows]
+    assert sum(shares) == pytest.approx(1.0)
+    assert sum(r.predicted_share for r in report.rows) == pytest.approx(1.0)
+    halo = report.row("main->solve->halo")
+    assert halo.predicted == pytest.approx(0.1 + 0.0005 * 2048 ** 1.5)
+    assert halo.growth == pytest.approx((0.1 + 0.0005 * 2048 ** 1.5) / (0.1 + 0.0005 * 512 ** 1.5))
+    ranked = [r.callpath for r in report.ranking()]
+    assert ranked == ["main->solve->halo", "main->solve->MPI_Allreduce", "main->init", "main->solve"]
+    # a call path whose predicted share is small drops out of the ranking when asked
+    assert "main->solve" not in [r.callpath for r in report.ranking(min_share=0.05)]
+    with pytest.raises(UsageError, match="did you mean main->solve->halo"):
+        report.row("halo")
+
+
+def test_inclusive_total_is_the_roots():
+    laws = {"main": simple_function("p", 10, 1, 1, 0), "main->a": simple_function("p", 4, 0.5, 1, 0),
+            "main->b": simple_function("p", 6, 0.5, 1, 0)}
+    experiment, models = build(laws, inclusive=True, noise=0.0, reps=1)
+    report = analyse(experiment, models)
+    assert report.row("main").share == pytest.approx(1.0)
+    assert report.row("main->a").share == pytest.approx((4 + 0.5 * 512) / (10 + 512))
+    assert report.total_predicted == pytest.approx(10 + 2048)
+
+
+def test_reference_and_target_with_two_parameters():
+    builder = ExperimentBuilder(["p", "size"])
+    for p in (4, 8, 16):
+        for size in (10, 20, 30):
+            builder.add_values("main", "time", [p, size], [p * size * 0.01])
+    experiment = builder.build()
+    assert experiment.points[reference_index(experiment)].tolist() == [16.0, 30.0]
+    assert default_target(experiment) == {"p": 64.0, "size": 120.0}
+    function = Function(("p", "size"), 0.0, (Term(0.01, (Factor("p", 1), Factor("size", 1))),))
+    models = ModelSet(["p", "size"], [Model("main", "time", function)])
+    report = analyse(experiment, models, target={"p": 1024})
+    assert report.target == {"p": 1024.0, "size": 30.0}
+    assert report.row("main").predicted == pytest.approx(0.01 * 1024 * 30)
+    info = detail(report, "main")
+    assert info.plot is not None and info.plot.parameter == "p" and info.plot.fixed == {"size": 30.0}
+    assert info.plot.log_x  # 4, 8, 16 are powers of two
+    assert [pt for pt, _ in info.predictions][-1] == {"p": 1024.0, "size": 30.0}
+
+
+# --- views -----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("width", [80, 160])
+def test_call_tree_view(sample, width):
+    experiment, models = sample
+    report = analyse(experiment, models)
+    text = render(call_tree_view(report), width)
+    assert_fits(text, width)
+    for name in ("main", "init", "solve", "halo", "MPI_Allreduce", "compute"):
+        assert name in text
+    assert "io" not in re.findall(r"\b\w+\b", text)  # 0.0 % now and then: folded
+    assert "… 1 more" in text and "below 1.0% now and then" in text
+    assert "p^1.5" in text and "p·log p" in text and "log p" in text and "constant" in text
+    assert "at p=2048" in text
+    assert "46.4 s" in text  # halo at p=2048: 0.1 + 0.0005·2048^1.5
+    assert "0.1 + 0.0005·p^(3/2)" in text.replace("\n", " ") or width == 80
+    # siblings by share at the target: halo, then MPI_Allreduce, then compute
+    assert text.index("halo") < text.index("MPI_Allreduce") < text.index("compute")
+    assert "├─ halo" in text and "└─ compute" in text
+
+
+def test_call_tree_depth_sort_and_min_share(sample):
+    experiment, models = sample
+    report = analyse(experiment, models)
+    shallow = render(call_tree_view(report, depth=2), 120)
+    assert "solve +3" in shallow and "halo" not in shallow
+    by_name = render(call_tree_view(report, sort="name", min_share=0.0), 120)
+    assert by_name.index("├─ init") < by_name.index("├─ io") < by_name.index("└─ solve")
+    assert by_name.index("MPI_Allreduce") < by_name.index("compute") < by_name.index("halo")
+    by_growth = render(call_tree_view(report, sort="growth"), 120)
+    assert by_growth.index("init") < by_growth.index("solve")  # ×3.9 before ×1.1
+
+
+@pytest.mark.parametrize("width", [80, 160])
+def test_ranking_view(sample, width):
+    experiment, models = sample
+    report = analyse(experiment, models)
+    text = render(ranking_view(report), width)
+    assert_fits(text, width)
+    assert "Fastest growing towards p=2048 (from p=512)" in text
+    rows = [line for line in text.splitlines() if re.match(r"\s*\d+\s", line)]
+    assert [r.split()[0] for r in rows] == ["1", "2", "3", "4"]
+    assert "halo" in rows[0] and "init" in rows[2]
+    flat = text.replace("\n", " ")
+    assert flat.index("halo") < flat.index("MPI_Allreduce") < flat.index("init")
+    assert "×7.9" in text and "×4.9" in text and "37.8%" in text
+    assert "compute" not in text  # constant: not a scalability bug
+
+
+def test_ranking_breaks_long_paths_between_regions():
+    deep = "main->" + "->".join(f"level_{i}_with_a_long_name" for i in range(4))
+    laws = {"main": simple_function("p", 1, 0, 0, 0), deep: simple_function("p", 1, 0.1, 2, 0)}
+    experiment, models = build(laws)
+    text = render(ranking_view(analyse(experiment, models)), 80)
+    assert_fits(text, 80)
+    for i in range(4):
+        assert f"level_{i}_with_a_long_name" in text  # never cut inside a region name
+
+
+@pytest.mark.parametrize("width", [80, 160])
+def test_detail_view(sample, width):
+    experiment, models = sample
+    info = detail(analyse(experiment, models), "main->solve->halo")
+    text = render(detail_view(info), width)
+    assert_fits(text, width)
+    assert "main->solve->halo" in text
+    assert "0.1 + 0.0005·p^(3/2)" in text
+    assert "0.1 + 0.0005 * p^(3/2)" in text  # Extra-P notation
+    assert "SMAPE 2%" in text and "handmade" in text
+    for p in POINTS:
+        assert re.search(rf"p={p}\s+3\s", text), f"no row for p={p}"
+    assert re.search(r"p=1024\s+16\.5 s\s+×2\.8", text)
+    assert re.search(r"p=2048\s+46\.4 s\s+×7\.9", text)
+    assert text.count("●") >= 6  # measured means (one more in the legend)
+    assert "log axes: p, s" in text
+    assert any("⠄" in line or "⠂" in line for line in text.splitlines())  # the dotted extrapolation
+
+
+def test_detail_points_carry_mean_and_spread(sample):
+    experiment, models = sample
+    info = detail(analyse(experiment, models), "main->init")
+    values = experiment.measurements["time"][experiment.callpaths.index("main->init")]
+    first = info.points[0]
+    assert first.coordinates == {"p": 8.0}
+    assert first.repetitions == 3
+    assert first.mean == pytest.approx(values[0].mean())
+    assert first.spread == pytest.approx((values[0].max() - values[0].min()) / 2 / values[0].mean())
+    assert first.fitted == pytest.approx(0.2 + 0.01 * 8)
+
+
+def test_plot_uses_linear_axes_for_other_points():
+    builder = ExperimentBuilder(["n"])
+    for n in (10, 20, 30, 40, 50):
+        builder.add_values("main", "time", [n], [2.0 * n, 2.1 * n])
+    experiment = builder.build()
+    models = ModelSet(["n"], [Model("main", "time", simple_function("n", 0, 2.05, 1, 0))])
+    info = detail(analyse(experiment, models), "main")
+    assert not info.plot.log_x and not info.plot.log_y
+    text = render(MeasurementPlot(info.plot), 60)
+    assert_fits(text, 60)
+    assert "log axes" not in text
+    assert "10" in text.splitlines()[-2] and "200" in text.splitlines()[-2]  # first point and 4× target
+
+
+def test_findings_panel():
+    findings = [Finding("kluge", "MPI_Allreduce waits", callpath="main->solve->MPI_Allreduce", severity=1.5,
+                        unit="s", message="overhead over the usual time"),
+                Finding("scal", "grows like p^2", callpath="main->x", severity=0.25, unit="share")]
+    text = render(findings_panel(findings), 80)
+    assert_fits(text, 80)
+    assert "Findings (2)" in text
+    assert "MPI_Allreduce waits" in text and "1.50 s" in text and "kluge" in text
+    assert "25.0%" in text
+    assert text.index("MPI_Allreduce waits") < text.index("grows like p^2")
+    assert "No findings." in render(findings_panel([]), 80)
+
+
+def test_models_without_function_and_prior_notes():
+    laws = dict(LAWS)
+    experiment, _ = build(laws)
+    models = [Model(p, "time", f, notes=("constant by taint prior (no parameter reaches it)",) if p == "main->io"
+                    else ()) for p, f in laws.items() if p != "main->init"]
+    models.append(Model("main->init", "time", None, notes=("only 1 point measured",)))
+    report = analyse(experiment, ModelSet(["p"], models))
+    text = render(call_tree_view(report, min_share=0.0), 160)
+    assert "no model: only 1 point measured" in text
+    assert "constant by taint prior" in text
+    assert "main->init" not in [r.callpath for r in report.ranking()]
+
+
+def test_render_show_overview_and_detail(sample):
+    experiment, models = sample
+    console = Console(width=100, record=True, file=io.StringIO(), color_system=None)
+    render_show(console, experiment, models, target={"p": 65536}, findings=[])
+    text = console.export_text()
+    assert "target p=65536" in text and "now    p=512 (largest measured)" in text
+    assert "Call tree" in text and "Fastest growing towards p=65536" in text and "No findings." in text
+    assert "handmade" in text and "7 points p=8…512" in text
+    console = Console(width=100, record=True, file=io.StringIO(), color_system=None)
+    render_show(console, experiment, models, callpath="main->solve")
+    text = console.export_text()
+    assert "Measured" in text and "Predicted" in text and "Call tree" not in text
+
+
+def test_markdown_report(sample):
+    experiment, models = sample
+    report = analyse(experiment, models)
+    text = markdown_report(report, source="sample.txt", findings=[])
+    assert text.startswith("## Scaling of `time` in `sample.txt`")
+    ranking = text.split("### Fastest growing")[1].split("### Call tree")[0]
+    rows = [line for line in ranking.splitlines() if line.startswith("| ") and line[2].isdigit()]
+    assert "`main->solve->halo`" in rows[0] and "`main->solve->MPI_Allreduce`" in rows[1]
+    assert "| 46.4 s | 37.8% |" in rows[0]
+    assert "|---:|---|" in ranking
+    assert "No findings." in text
+    one = markdown_report(report, detail=detail(report, "main->solve->halo"))
+    assert "### `main->solve->halo`" in one and "```text" in one and "| p=2048 | 46.4 s |" in one
+
+
+@pytest.mark.parametrize(("value", "unit", "text"), [
+    (0.01234, "s", "12.3 ms"), (2.5, "s", "2.50 s"), (3.2e-6, "s", "3.20 µs"), (0.0, "s", "0 s"),
+    (4.2e9, "bytes", "4.20 Gbytes"), (1234.0, "", "1.23 k"), (math.nan, "s", "–"),
+])
+def test_format_value(value, unit, text):
+    assert format_value(value, unit) == text
+
+
+def test_format_share():
+    assert [format_share(s) for s in (0.4213, 0.0004, 1.0, math.nan)] == ["42.1%", "<0.1%", "100%", "–"]
