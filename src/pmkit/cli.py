@@ -50,6 +50,27 @@ def _add_input_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", metavar="FILE", type=Path, help="write the output to FILE instead of stdout")
 
 
+def _add_show_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--at", metavar="P=V,...", help="target scale, e.g. p=65536,size=100 (default: 4× the "
+                        "largest measured value of each parameter; parameters left out keep their largest value)")
+    parser.add_argument("--callpath", metavar="PATH", help="detail of one call path, e.g. 'main->solve'")
+    parser.add_argument("--depth", metavar="N", type=int, help="show N levels of the call tree")
+    parser.add_argument("--min-share", metavar="PERCENT", type=float, default=1.0,
+                        help="fold call paths below this share now and at the target (default: 1)")
+    parser.add_argument("--sort", choices=("share", "growth", "name"), default="share",
+                        help="order of siblings in the tree: share at the target, growth to it, or name")
+    parser.add_argument("--top", metavar="N", type=int, default=10, help="length of the ranking (default: 10)")
+    parser.add_argument("--markdown", action="store_true", help="print a Markdown report instead")
+    parser.add_argument("--prior", metavar="FILE", type=Path, help="prior knowledge, e.g. Perf-Taint JSON")
+    parser.add_argument("--prior-name", metavar="NAME", help="prior plugin reading FILE (default: taint)")
+    parser.add_argument("--prior-map", metavar="A=B", action="append", default=[],
+                        help="rename a prior's parameter A to the experiment's B, repeatable")
+    parser.add_argument("--prior-option", "-P", metavar="NAME=VALUE", action="append", default=[],
+                        help="prior option, repeatable (see `pmkit plugins`)")
+    parser.add_argument("--detector", metavar="NAME", action="append", default=None,
+                        help="run only this detector (repeatable; default: all registered)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every command."""
     parser = _Parser(prog="pmkit", description="Empirical performance modeling of parallel programs.")
@@ -60,6 +81,14 @@ def build_parser() -> argparse.ArgumentParser:
                              description="Read inputs and fit a model per call path and metric.")
     _add_input_arguments(p_model)
     p_model.set_defaults(run=run_model)
+
+    p_show = sub.add_parser("show", help="call tree, scaling ranking and predictions in the terminal",
+                            description="Read inputs, model one metric per call path, and show where the program "
+                                        "stops scaling: the call tree with models, shares now and at a target "
+                                        "scale, the fastest-growing call paths, and findings.")
+    _add_input_arguments(p_show)
+    _add_show_arguments(p_show)
+    p_show.set_defaults(run=run_show)
 
     p_plugins = sub.add_parser("plugins", help="list readers, modelers, priors and detectors",
                                description="List every registered plugin object and every plugin that failed.")
@@ -160,6 +189,118 @@ def run_model(args: argparse.Namespace) -> int:
     for source, experiment, models in results:
         title = f"{source} — {len(models)} models, parameters {', '.join(experiment.parameters)}"
         console.print(model_table(models, title=title, show_metric=True))
+    return EXIT_OK
+
+
+def _prior_constraints(args: argparse.Namespace, registry: Any, experiment: Any) -> tuple[Any, dict[str, Any]]:
+    """Load ``--prior`` with its plugin and options; returns (prior plugin, constraints per call path)."""
+    from pmkit.errors import UsageError
+    from pmkit.options import parse_assignments, resolve_options
+
+    name = args.prior_name or ("taint" if "taint" in registry.names("prior") else None)
+    if name is None:
+        raise UsageError(f"choose the prior plugin with --prior-name; available: "
+                         f"{', '.join(registry.names('prior')) or 'none'}")
+    prior = registry.get("prior", name)
+    given: dict[str, Any] = dict(parse_assignments(args.prior_option))
+    if args.prior_map:
+        if "map" not in {o.name for o in prior.options}:
+            raise UsageError(f"prior {name} takes no --prior-map")
+        given["map"] = ",".join(args.prior_map)
+    knowledge = prior.load(args.prior, **resolve_options(prior.options, given, f"prior {name}"))
+    return prior, knowledge.constraints(experiment)
+
+
+def run_show(args: argparse.Namespace) -> int:
+    from pmkit.errors import UsageError
+    from pmkit.options import parse_assignments
+    from pmkit.scaling import analyse, default_metric, detail, parse_target
+    from pmkit.schema import models_document
+    from pmkit.sdk import DEFAULT_MODELER, detect, model
+    from pmkit.ui.markdown_report import markdown_report
+    from pmkit.ui.progress import Steps
+    from pmkit.ui.show import show_view
+
+    if args.metric and len(args.metric) > 1:
+        raise UsageError("pmkit show shows one metric at a time; give --metric once")
+    if not 0 <= args.min_share <= 100:
+        raise UsageError(f"--min-share is a percentage between 0 and 100, got {args.min_share:g}")
+    if (args.depth is not None and args.depth < 1) or args.top < 1:
+        raise UsageError("--depth and --top must be at least 1")
+    registry = _registry()
+    options = parse_assignments(args.option)
+    min_share = args.min_share / 100
+    results = []
+    with Steps() as steps:
+        with steps.step(f"reading {len(args.paths)} input{'s' if len(args.paths) > 1 else ''}"):
+            loaded = load_inputs(args, registry)
+        for source, experiment in loaded:
+            metric = args.metric[0] if args.metric else default_metric(experiment)
+            target = parse_target(args.at, experiment.parameters)
+            prior, constraints = _prior_constraints(args, registry, experiment) if args.prior else (None, None)
+            with steps.step(f"modeling {metric} of {len(experiment.callpaths)} call paths in {source}"):
+                models = model(experiment, args.modeler or DEFAULT_MODELER, metrics=[metric], measure=args.measure,
+                               constraints=constraints, registry=registry, **options)
+            findings = None
+            detectors = args.detector if args.detector is not None else registry.names("detector")
+            if detectors or prior is not None:
+                with steps.step("running detectors"):
+                    findings = detect(experiment, models, detectors, registry=registry) if detectors else []
+                    if prior is not None and getattr(prior, "name", "") == "taint" and constraints:
+                        from pmkit.priors.taint import contradictions
+
+                        free = model(experiment, args.modeler or DEFAULT_MODELER, metrics=[metric],
+                                     measure=args.measure, registry=registry, **options)
+                        findings = sorted([*findings, *contradictions(experiment, models, free, constraints)],
+                                          key=lambda f: -f.severity)
+            report = analyse(experiment, models, metric, target, args.measure)
+            focus = detail(report, args.callpath) if args.callpath else None
+            results.append((source, experiment, models, report, findings, focus))
+    if args.json:
+        return _show_json(args, loaded, results, models_document)
+    if args.markdown:
+        text = "\n".join(markdown_report(report, source=source, findings=findings, detail=focus, depth=args.depth,
+                                         min_share=min_share, sort=args.sort, top=args.top)
+                         for source, _, _, report, findings, focus in results)
+        if args.out is None:
+            sys.stdout.write(text)
+        else:
+            args.out.write_text(text, encoding="utf-8")
+        return EXIT_OK
+    console = _console(args.out)
+    for n, (source, experiment, models, report, findings, _) in enumerate(results):
+        if n:
+            console.rule()
+        console.print(show_view(experiment, models, metric=report.metric, target=report.target, depth=args.depth,
+                                min_share=min_share, sort=args.sort, top=args.top, callpath=args.callpath,
+                                findings=findings, measure=args.measure, source=source))
+    return EXIT_OK
+
+
+def _show_json(args: argparse.Namespace, loaded: list, results: list, models_document: Callable[..., Any]) -> int:
+    """``pmkit show --json``: the ``pmkit model --json`` document plus a ``prediction`` per model and ``show``."""
+    from pmkit.errors import UsageError
+
+    parameters = loaded[0][1].parameters
+    for source, experiment in loaded[1:]:
+        if experiment.parameters != parameters:
+            raise UsageError(f"{source} has parameters {list(experiment.parameters)}, but {loaded[0][0]} has "
+                             f"{list(parameters)}; show them in separate runs")
+    pairs, predictions, shows, findings = [], [], [], []
+    for source, experiment, models, report, found, focus in results:
+        for m in models:
+            pairs.append((source, m))
+            known = m.metric == report.metric and m.callpath in experiment.callpaths
+            row = report.row(m.callpath).to_json() if known else None
+            predictions.append(None if row is None else {k: v for k, v in row.items() if k != "callpath"})
+        shows.append({"source": source, **report.prediction_document(),
+                      **({"detail": focus.to_json()} if focus is not None else {})})
+        findings.extend(found or [])
+    document = models_document(parameters, pairs, sources=[s for s, _ in loaded], skipped=args.skipped,
+                               findings=findings, extra={"show": shows})
+    for entry, prediction in zip(document["models"], predictions, strict=True):
+        entry["prediction"] = prediction
+    _write_json(document, args.out)
     return EXIT_OK
 
 
