@@ -1,0 +1,138 @@
+"""docs/hooks.md against the code: every hook documented with a working example and exercised by a test.
+
+As datasette does for its plugin hooks: adding a hook to hookspecs.py without documenting and
+testing it fails here, and so does an example on the page that no longer works.
+"""
+
+from __future__ import annotations
+
+import re
+import types
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import pmkit
+from pmkit import hookspecs
+from pmkit.errors import InputError
+from pmkit.testing.plugins import check_modeler, isolated_registry, sample_experiment
+
+ROOT = Path(__file__).resolve().parents[1]
+HOOKS_DOC = ROOT / "docs" / "hooks.md"
+TEST_DIRS = [ROOT / "tests", *sorted((ROOT / "plugins").glob("*/tests")), *sorted((ROOT / "adapters").glob("*/tests"))]
+KIND_OF_HOOK = {hook: kind for kind, (hook, _) in hookspecs.KINDS.items()}
+
+
+def hook_names() -> list[str]:
+    """Every hook declared in hookspecs.py (functions marked with @hookspec)."""
+    return sorted(name for name, obj in vars(hookspecs).items() if hasattr(obj, "pmkit_spec"))
+
+
+def sections() -> dict[str, str]:
+    """Level-2 sections of docs/hooks.md by heading."""
+    text = HOOKS_DOC.read_text(encoding="utf-8")
+    parts = re.split(r"^## +(.+?)\s*$", text, flags=re.MULTILINE)
+    return {parts[i].strip(): parts[i + 1] for i in range(1, len(parts), 2)}
+
+
+def python_blocks(section: str) -> list[str]:
+    return re.findall(r"^```python\n(.*?)^```", section, flags=re.MULTILINE | re.DOTALL)
+
+
+def example_module(hook: str) -> types.ModuleType:
+    """The python example of ``hook``'s section, executed as a module (our own docs, not user input)."""
+    blocks = python_blocks(sections()[hook])
+    assert blocks, f"section {hook} of docs/hooks.md has no ```python example"
+    module = types.ModuleType(f"docs_example_{hook}")
+    exec(compile(blocks[0], f"docs/hooks.md#{hook}", "exec"), module.__dict__)
+    return module
+
+
+def registered(hook: str) -> list:
+    registry = isolated_registry(example_module(hook))
+    return registry.all(KIND_OF_HOOK[hook])
+
+
+def test_hookspecs_declare_the_hooks_the_registry_collects() -> None:
+    assert hook_names() == sorted(KIND_OF_HOOK)
+
+
+@pytest.mark.parametrize("hook", hook_names())
+def test_every_hook_has_a_section_with_an_example(hook: str) -> None:
+    found = sections()
+    assert hook in found, f"docs/hooks.md has no '## {hook}' section"
+    assert f"{hook}(register)" in found[hook], f"section {hook} does not show the hook's signature"
+    assert python_blocks(found[hook]), f"section {hook} has no python example"
+
+
+def test_no_section_documents_a_hook_that_does_not_exist() -> None:
+    stale = [heading for heading in sections() if heading.startswith("pmkit_") and heading not in hook_names()]
+    assert not stale, f"docs/hooks.md documents hooks hookspecs.py does not declare: {stale}"
+
+
+@pytest.mark.parametrize("hook", hook_names())
+def test_every_hook_is_exercised_by_a_test(hook: str) -> None:
+    this = Path(__file__).resolve()
+    users = [path for folder in TEST_DIRS for path in folder.rglob("*.py")
+             if path.resolve() != this and hook in path.read_text(encoding="utf-8")]
+    assert users, f"no test besides test_docs.py mentions {hook}; add one that registers through it"
+
+
+@pytest.mark.parametrize("hook", hook_names())
+def test_every_example_registers_a_valid_object_of_its_kind(hook: str) -> None:
+    objects = registered(hook)
+    assert len(objects) == 1
+    kind = KIND_OF_HOOK[hook]
+    assert isinstance(objects[0], hookspecs.KINDS[kind][1])
+    assert objects[0].name and "\n" not in objects[0].description
+
+
+def test_reader_example_reads_its_format_and_names_the_bad_line(tmp_path: Path) -> None:
+    (reader,) = registered("pmkit_register_readers")
+    good = tmp_path / "run.times.csv"
+    good.write_text("2,main,10.0\n2,main,10.2\n4,main,5.1\n4,main->mpi,0.3\n", encoding="utf-8")
+    assert reader.sniff(good) and not reader.sniff(tmp_path)
+    experiment = reader.read(good, metric="time")
+    assert experiment.parameters == ("p",) and experiment.callpaths.paths() == ["main", "main->mpi"]
+    assert experiment.values("time")[0].tolist() == pytest.approx([10.1, 5.1])
+    assert np.isnan(experiment.values("time")[1][0])
+    bad = tmp_path / "bad.times.csv"
+    bad.write_text("2,main,10.0\nfour,main,5\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"bad\.times\.csv, line 2: p and seconds must be numbers"):
+        reader.read(bad, metric="time")
+
+
+def test_modeler_example_keeps_the_contract() -> None:
+    (modeler,) = registered("pmkit_register_modelers")
+    check_modeler(modeler)
+    models = modeler.model(pmkit.SeriesBatch.from_experiment(sample_experiment({"main": lambda p: 3.0})))
+    assert models[0].function.pretty_text() == "3"
+
+
+def test_prior_example_loads_constraints_and_rejects_bad_json(tmp_path: Path) -> None:
+    (prior,) = registered("pmkit_register_priors")
+    path = tmp_path / "constant.json"
+    path.write_text('{"constant": ["main->compute", "main->absent"]}', encoding="utf-8")
+    constraints = prior.load(path).constraints(sample_experiment())
+    assert list(constraints) == ["main->compute"] and constraints["main->compute"].constant
+    path.write_text('{"constant": "main"}', encoding="utf-8")
+    with pytest.raises(InputError, match=r"constant\.json \[constant\]"):
+        prior.load(path)
+
+
+def test_detector_example_flags_superlinear_growth() -> None:
+    (detector,) = registered("pmkit_register_detectors")
+    grows = pmkit.Function(("p",), 1.0, (pmkit.Term(0.1, (pmkit.Factor("p", 2),)),))
+    flat = pmkit.Function(("p",), 1.0, (pmkit.Term(0.1, (pmkit.Factor("p", 1),)),))
+    models = pmkit.ModelSet(("p",), [pmkit.Model("main->a", "time", grows), pmkit.Model("main->b", "time", flat)])
+    findings = detector.detect(sample_experiment(), models, exponent=1.0)
+    assert [(f.callpath, f.evidence["exponent"]) for f in findings] == [("main->a", "2")]
+
+
+def test_testing_section_example_runs_against_the_modeler_example() -> None:
+    testing = python_blocks(sections()["Testing your plugin"])
+    assert testing
+    namespace: dict = {}
+    exec(compile(testing[0], "docs/hooks.md#testing", "exec"), namespace)
+    namespace["test_my_modeler"](example_module("pmkit_register_modelers"))
