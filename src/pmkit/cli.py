@@ -243,37 +243,38 @@ def run_show(args: argparse.Namespace) -> int:
                                constraints=constraints, registry=registry, **options)
             findings = None
             detectors = args.detector if args.detector is not None else registry.names("detector")
-            if detectors or prior is not None:
+            taint = prior is not None and getattr(prior, "name", "") == "taint" and bool(constraints)
+            if detectors or taint:
                 with steps.step("running detectors"):
                     findings = detect(experiment, models, detectors, registry=registry) if detectors else []
-                    if prior is not None and getattr(prior, "name", "") == "taint" and constraints:
+                    if taint:
                         from pmkit.priors.taint import contradictions
 
                         free = model(experiment, args.modeler or DEFAULT_MODELER, metrics=[metric],
                                      measure=args.measure, registry=registry, **options)
                         findings = sorted([*findings, *contradictions(experiment, models, free, constraints)],
                                           key=lambda f: -f.severity)
-            report = analyse(experiment, models, metric, target, args.measure)
+            report = analyse(experiment, models, metric, target, args.measure, constraints)
             focus = detail(report, args.callpath) if args.callpath else None
-            results.append((source, experiment, models, report, findings, focus))
+            results.append((source, experiment, models, report, findings, focus, constraints))
     if args.json:
         return _show_json(args, loaded, results, models_document)
     if args.markdown:
         text = "\n".join(markdown_report(report, source=source, findings=findings, detail=focus, depth=args.depth,
                                          min_share=min_share, sort=args.sort, top=args.top)
-                         for source, _, _, report, findings, focus in results)
+                         for source, _, _, report, findings, focus, _ in results)
         if args.out is None:
             sys.stdout.write(text)
         else:
             args.out.write_text(text, encoding="utf-8")
         return EXIT_OK
     console = _console(args.out)
-    for n, (source, experiment, models, report, findings, _) in enumerate(results):
+    for n, (source, experiment, models, report, findings, _, constraints) in enumerate(results):
         if n:
             console.rule()
         console.print(show_view(experiment, models, metric=report.metric, target=report.target, depth=args.depth,
                                 min_share=min_share, sort=args.sort, top=args.top, callpath=args.callpath,
-                                findings=findings, measure=args.measure, source=source))
+                                findings=findings, measure=args.measure, source=source, constraints=constraints))
     return EXIT_OK
 
 
@@ -287,7 +288,7 @@ def _show_json(args: argparse.Namespace, loaded: list, results: list, models_doc
             raise UsageError(f"{source} has parameters {list(experiment.parameters)}, but {loaded[0][0]} has "
                              f"{list(parameters)}; show them in separate runs")
     pairs, predictions, shows, findings = [], [], [], []
-    for source, experiment, models, report, found, focus in results:
+    for source, experiment, models, report, found, focus, _ in results:
         for m in models:
             pairs.append((source, m))
             known = m.metric == report.metric and m.callpath in experiment.callpaths

@@ -15,6 +15,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from pmkit.constraints import Constraint
 from pmkit.errors import UsageError
 from pmkit.experiment import Experiment
 from pmkit.models import Model, ModelSet
@@ -201,6 +202,7 @@ class CallpathScaling:
     predicted_share: float
     growth: float
     growth_class: Growth | None
+    prior_note: str | None = None
 
     @property
     def has_model(self) -> bool:
@@ -210,7 +212,8 @@ class CallpathScaling:
         return {"callpath": self.callpath, "measured": _finite(self.measured), "share": _finite(self.share),
                 "fitted": _finite(self.fitted), "predicted": _finite(self.predicted),
                 "predicted_share": _finite(self.predicted_share), "growth": _finite(self.growth),
-                "growth_class": None if self.growth_class is None else self.growth_class.to_json()}
+                "growth_class": None if self.growth_class is None else self.growth_class.to_json(),
+                "prior_note": self.prior_note}
 
 
 def _finite(value: float) -> float | None:
@@ -291,11 +294,13 @@ def _evaluate(function: Function | None, point: Mapping[str, float]) -> float:
 
 
 def analyse(experiment: Experiment, models: ModelSet | Sequence[Model], metric: str | None = None,
-            target: Mapping[str, float] | None = None, measure: str = "mean") -> ScalingReport:
+            target: Mapping[str, float] | None = None, measure: str = "mean",
+            constraints: Mapping[str, Constraint] | None = None) -> ScalingReport:
     """Evaluate every call path's model of ``metric`` at the largest measured point and at ``target``.
 
     Shares are of the total of the metric: the sum over root call paths for an inclusive metric,
     over all call paths for an exclusive one.  Call paths without a model keep NaN predictions.
+    ``constraints`` (from a prior) mark the rows whose model the prior restricted.
     """
     metric = metric or default_metric(experiment)
     if metric not in experiment.measurements:
@@ -327,9 +332,32 @@ def analyse(experiment: Experiment, models: ModelSet | Sequence[Model], metric: 
             growth = predicted[i] / fitted[i] if fitted[i] > 0 else math.nan
         rows.append(CallpathScaling(i, cp.path, cp.name, cp.depth, model, float(measured[i]), float(share),
                                     float(fitted[i]), float(predicted[i]), float(p_share), float(growth),
-                                    growth_of(model.function) if model is not None else None))
+                                    growth_of(model.function) if model is not None else None,
+                                    prior_note(model, (constraints or {}).get(cp.path), experiment.parameters)))
     return ScalingReport(experiment, metric, info.unit, info.inclusive, measure, reference, ref, goal,
                          total_measured, total_predicted, rows)
+
+
+PRIOR_WORDS = ("prior", "taint")
+"""Without the constraints at hand, a model note with one of these words is taken to come from a prior."""
+
+
+def prior_note(model: Model | None, constraint: Constraint | None, parameters: Sequence[str]) -> str | None:
+    """What a prior did to a model, when it restricted it: the model's note about it, or the constraint's.
+
+    A constraint that allows every parameter to appear and multiply changes nothing and gives None.
+    Without a constraint, a model note mentioning a prior (``PRIOR_WORDS``) is returned.
+    """
+    notes = model.notes if model is not None else ()
+    if constraint is None:
+        return next((n for n in notes if any(w in n.lower() for w in PRIOR_WORDS)), None)
+    restricts = constraint.constant or any(not constraint.allows(p) for p in parameters) or any(
+        not constraint.may_multiply(a, b) for a in parameters for b in parameters if a < b)
+    if not restricts:
+        return None
+    own = constraint.note()
+    source = constraint.source or "prior"
+    return next((n for n in notes if n == own), None) or next((n for n in notes if source in n), None) or own
 
 
 @dataclass(frozen=True)

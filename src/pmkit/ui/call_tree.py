@@ -16,15 +16,10 @@ from rich.text import Text
 from pmkit.scaling import CallpathScaling, ScalingReport
 from pmkit.ui.quantities import format_point, format_share, format_value, growth_style
 
-PRIOR_WORDS = ("prior", "taint")
-"""Model notes containing one of these words say a prior shaped the model; the tree shows them."""
-
 
 def prior_notes(row: CallpathScaling) -> list[str]:
-    """The notes of a row's model that say a prior shaped it."""
-    if row.model is None:
-        return []
-    return [n for n in row.model.notes if any(w in n.lower() for w in PRIOR_WORDS)]
+    """What a prior did to the row's model, when it restricted it (see :func:`pmkit.scaling.prior_note`)."""
+    return [row.prior_note] if row.prior_note else []
 
 
 def model_text(row: CallpathScaling, digits: int = 3) -> Text:

@@ -13,6 +13,7 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from pmkit.constraints import Constraint
 from pmkit.experiment import Experiment
 from pmkit.findings import Finding
 from pmkit.models import Model, ModelSet
@@ -63,13 +64,14 @@ def show_view(experiment: Experiment, models: ModelSet | Sequence[Model], *, met
               target: Mapping[str, float] | None = None, depth: int | None = None, min_share: float = 0.01,
               sort: str = "share", top: int = 10, callpath: str | None = None,
               findings: Sequence[Finding] | None = None, measure: str = "mean",
-              source: str | None = None) -> Group:
+              source: str | None = None, constraints: Mapping[str, Constraint] | None = None) -> Group:
     """The screen ``pmkit show`` prints, as one renderable.
 
     Without ``callpath``: header, call tree, ranking and (when ``findings`` is not None) the findings
-    panel.  With it: header, that call path's detail, and the findings about it.
+    panel.  With it: header, that call path's detail, and the findings about it.  ``constraints``
+    (from a prior) show, per call path, how the prior restricted the model.
     """
-    report = analyse(experiment, models, metric, target, measure)
+    report = analyse(experiment, models, metric, target, measure, constraints)
     parts: list[RenderableType] = [header_view(report, list(models), source=source), Text("")]
     if callpath is not None:
         parts.append(detail_view(detail(report, callpath)))

@@ -1,0 +1,220 @@
+"""``pmkit show`` end to end: generated Extra-P text studies, real Cube data, pipes, terminals, JSON, Markdown."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pmkit.cli import main
+from pmkit.constraints import Constraint
+from pmkit.hookspecs import hookimpl
+from pmkit.plugins import build_registry
+from pmkit.testing.plugins import using_registry
+
+LAWS = {
+    "main": lambda p: 0.5,
+    "main->init": lambda p: 0.2 + 0.01 * p,
+    "main->solve": lambda p: 2.0 + 0.3 * np.log2(p),
+    "main->solve->halo": lambda p: 0.1 + 0.0005 * p ** 1.5,
+    "main->solve->compute": lambda p: 5.0,
+}
+POINTS = (8, 16, 32, 64, 128, 256, 512)
+ESCAPE = "\x1b"
+COLOUR = re.compile(r"\x1b\[[0-9;]*(3[0-7]|38|9[0-7])[0-9;]*m")
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory) -> Path:
+    """An Extra-P text file: five call paths with known laws, three repetitions with 0.5 % noise."""
+    rng = np.random.default_rng(3)
+    lines = ["PARAMETER p", "POINTS " + " ".join(f"( {p} )" for p in POINTS), "METRIC time"]
+    for path, law in LAWS.items():
+        lines.append(f"REGION {path}")
+        for p in POINTS:
+            reps = law(p) * (1 + 0.005 * rng.standard_normal(3))
+            lines.append("DATA " + " ".join(repr(float(v)) for v in reps))
+    file = tmp_path_factory.mktemp("study") / "study.txt"
+    file.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return file
+
+
+def run(*args: str, columns: int = 80, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    full_env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "NO_COLOR", "TTY_COMPATIBLE")}
+    full_env.update({"COLUMNS": str(columns), "PMKIT_DISABLE_PLUGIN_AUTOLOAD": "1", **(env or {})})
+    return subprocess.run([sys.executable, "-m", "pmkit.cli", *args], capture_output=True, text=True,
+                          env=full_env, timeout=300)
+
+
+def test_show_to_a_pipe_has_no_escape_codes(study):
+    result = run("show", str(study))
+    assert result.returncode == 0, result.stderr
+    assert ESCAPE not in result.stdout and ESCAPE not in result.stderr
+    out = result.stdout
+    assert all(len(line) <= 80 for line in out.splitlines()), "wider than COLUMNS=80"
+    for name in ("main", "init", "solve", "halo", "compute"):
+        assert name in out
+    assert "target p=2048 (4× the largest" in out
+    assert "p^1.5" in out and "p^(3/2)" in out
+    ranking = out.split("Fastest growing towards p=2048")[1]
+    assert ranking.index("main->solve->halo") < ranking.index("main->init")
+    assert "compute" not in ranking
+
+
+def _terminal_output(args: list[str], env: dict[str, str]) -> str:
+    """Run ``pmkit`` with a pseudo-terminal as stdout and return what it wrote."""
+    full_env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "NO_COLOR", "TTY_COMPATIBLE")}
+    full_env.update({"COLUMNS": "100", "TERM": "xterm-256color", "PMKIT_DISABLE_PLUGIN_AUTOLOAD": "1", **env})
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "pmkit.cli", *args], stdout=follower,
+                            stderr=subprocess.DEVNULL, env=full_env)
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            data = os.read(leader, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    proc.wait(timeout=300)
+    os.close(leader)
+    assert proc.returncode == 0
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
+def test_colour_on_a_terminal_and_none_with_no_color(study):
+    coloured = _terminal_output(["show", str(study)], {})
+    assert COLOUR.search(coloured), "a terminal should get colour"
+    plain = _terminal_output(["show", str(study)], {"NO_COLOR": "1"})
+    assert not COLOUR.search(plain)
+    assert "halo" in plain
+
+
+def test_wide_terminal_keeps_models_on_one_line(study):
+    result = run("show", str(study), columns=160)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert all(len(line) <= 160 for line in lines)
+    assert any("halo" in line and "p^(3/2)" in line and "p^1.5" in line for line in lines)
+
+
+def test_json_has_the_model_schema_plus_predictions(study):
+    result = run("show", str(study), "--json", "--at", "p=65536")
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["schema"] == "pmkit.models/1" and doc["parameters"] == ["p"]
+    assert {m["callpath"] for m in doc["models"]} == set(LAWS)
+    assert all(m["metric"] == "time" for m in doc["models"])
+    show = doc["show"][0]
+    assert show["target"] == {"p": 65536.0} and show["reference_point"] == {"p": 512.0}
+    halo = next(m for m in doc["models"] if m["callpath"] == "main->solve->halo")
+    assert halo["prediction"]["predicted"] == pytest.approx(0.1 + 0.0005 * 65536 ** 1.5, rel=0.1)
+    assert halo["prediction"]["growth_class"]["label"] == "p^1.5"
+    shares = [m["prediction"]["predicted_share"] for m in doc["models"]]
+    assert sum(shares) == pytest.approx(1.0)
+    assert halo["prediction"]["predicted_share"] == max(shares)
+
+
+def test_markdown_and_callpath_detail(study, capsys):
+    assert main(["show", str(study), "--markdown"]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("## Scaling of `time`")
+    assert "| # | call path | model | growth | × | predicted | share |" in text
+    assert ESCAPE not in text
+    assert main(["show", str(study), "--callpath", "main->solve->halo", "--at", "p=4096"]) == 0
+    text = capsys.readouterr().out
+    assert "main->solve->halo" in text and "Measured" in text and "Predicted" in text
+    assert re.search(r"p=512\s+3\s", text)
+    assert re.search(r"p=4096\s+\d", text)
+    assert "● mean" in text and "log axes: p" in text
+
+
+def test_tree_options(study, capsys):
+    assert main(["show", str(study), "--depth", "1"]) == 0
+    text = capsys.readouterr().out.split("Fastest growing")[0]
+    assert "main +4" in text and "halo" not in text
+    assert main(["show", str(study), "--sort", "name", "--min-share", "0"]) == 0
+    text = capsys.readouterr().out.split("Fastest growing")[0]
+    assert text.index("init") < text.index("solve") and text.index("compute") < text.index("halo")
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--callpath", "nope"], "no call path 'nope'"),
+    (["--at", "q=3"], "--at names parameter 'q'"),
+    (["--metric", "time", "--metric", "bytes"], "one metric at a time"),
+    (["--min-share", "150"], "--min-share"),
+    (["--prior", "x.json", "--prior-name", "nope"], "no prior named 'nope'"),
+])
+def test_usage_errors(study, capsys, args, message):
+    assert main(["show", str(study), *args]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_missing_input_is_an_input_error(tmp_path, capsys):
+    assert main(["show", str(tmp_path / "absent.txt")]) == 1
+    assert "absent.txt" in capsys.readouterr().err
+
+
+class _ConstantPrior:
+    """A prior that declares ``main->solve->halo`` constant, whatever its file says."""
+
+    name = "fixed"
+    description = "test prior: halo is constant"
+    options = ()
+
+    def load(self, path, **options):
+        return self
+
+    def constraints(self, experiment):
+        return {"main->solve->halo": Constraint(constant=True, source="fixed", reason="no parameter reaches it")}
+
+
+class _PriorPlugin:
+    @hookimpl
+    def pmkit_register_priors(self, register):
+        register(_ConstantPrior())
+
+
+def test_prior_shapes_models_and_is_shown(study, tmp_path, capsys):
+    prior_file = tmp_path / "prior.json"
+    prior_file.write_text("{}", encoding="utf-8")
+    registry = build_registry([_PriorPlugin()], entry_points=False)
+    with using_registry(registry):
+        assert main(["show", str(study), "--prior", str(prior_file), "--prior-name", "fixed",
+                     "--min-share", "0"]) == 0
+        text = capsys.readouterr().out
+        assert "constant by fixed (no parameter reaches it)" in " ".join(text.split())
+        tree = text.split("Fastest growing")[0]
+        halo = next(line for line in tree.splitlines() if "halo" in line)
+        assert "constant" in halo
+        assert main(["show", str(study), "--prior", str(prior_file), "--prior-name", "fixed", "--json"]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        halo_json = next(m for m in doc["models"] if m["callpath"] == "main->solve->halo")
+        assert halo_json["prediction"]["prior_note"] == "constant by fixed (no parameter reaches it)"
+        assert main(["show", str(study), "--prior", str(prior_file), "--prior-name", "fixed",
+                     "--prior-map", "a=p"]) == 2
+        assert "takes no --prior-map" in capsys.readouterr().err
+
+
+def test_real_cube_study(shared_data):
+    study = shared_data / "cube" / "extrap-mm-single"
+    if not study.is_dir():
+        pytest.skip(f"{study} is absent")
+    result = run("show", str(study))
+    assert result.returncode == 0, result.stderr
+    assert ESCAPE not in result.stdout
+    out = result.stdout
+    assert all(len(line) <= 80 for line in out.splitlines())
+    for name in ("main", "init_mat", "mat_mul", "zero_mat"):
+        assert name in out
+    assert "9 points x=1…2000" in out and "target x=8000" in out
+    assert "Fastest growing towards x=8000" in out
