@@ -87,3 +87,13 @@ def test_pmkit_model_table_and_options_reach_the_modeler(extrap_text_file: Path)
     bad = pmkit_cli("model", str(extrap_text_file), "--modeler", "amdahl", "-O", "c_min=high")
     assert bad.returncode == 2
     assert "c_min" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_pmkit_show_with_the_amdahl_modeler(extrap_text_file: Path) -> None:
+    installed_entry_point()
+    result = pmkit_cli("show", str(extrap_text_file), "--modeler", "amdahl", "--at", "p=1024", "--json")
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    models = {m["callpath"]: m for m in document["models"]}
+    assert models["main"]["modeler"] == "amdahl"
+    assert "p^(3/2)" in models["main"]["text"]

@@ -198,8 +198,7 @@ class AmdahlModeler:
         elif b == 0:
             notes.append(f"b = 0: no {parameter}^c term (c is undetermined)")
         else:
-            notes.append(f"fitted c = {c:.6g}, written as {exponent}, the simplest fraction (denominator <= "
-                         f"{values['max_denominator']}) fitting within snap_tolerance; a, b, d refitted for it")
+            notes.append(f"fitted c = {c:.6g}, written as {exponent} (see snap_tolerance); a, b, d refitted for it")
         terms = []
         if a != 0:
             terms.append(Term(a, (Factor(parameter, Fraction(-1)),)))
