@@ -20,24 +20,31 @@ from xml.sax.saxutils import escape, quoteattr
 
 import numpy as np
 
+DERIVED_KINDS = ("PREDERIVED_EXCLUSIVE", "PREDERIVED_INCLUSIVE", "POSTDERIVED")
+"""Metric kinds Cube computes from a CubePL expression; they have no data members."""
+
 _DTYPES = {"DOUBLE": "<f8", "MINDOUBLE": "<f8", "MAXDOUBLE": "<f8", "UINT64": "<u8", "INT64": "<i8"}
 
 
 @dataclass(frozen=True)
 class CubeMetric:
-    """A metric as the anchor declares it; ``kind`` is how its values are stored (Cube's ``type``)."""
+    """A metric as the anchor declares it; ``kind`` is how its values are stored (Cube's ``type``).
+
+    A derived ``kind`` writes ``expression`` (CubePL) and no values, like a Cube derived metric.
+    """
 
     name: str
     unit: str = "sec"
     dtype: str = "DOUBLE"
     kind: str = "INCLUSIVE"
     description: str = ""
+    expression: str = ""
 
     def __post_init__(self) -> None:
         if self.dtype not in _DTYPES:
             raise ValueError(f"unsupported dtype {self.dtype!r}; choose one of {', '.join(_DTYPES)}")
-        if self.kind not in ("INCLUSIVE", "EXCLUSIVE"):
-            raise ValueError(f"kind must be INCLUSIVE or EXCLUSIVE, got {self.kind!r}")
+        if self.kind not in ("INCLUSIVE", "EXCLUSIVE", *DERIVED_KINDS):
+            raise ValueError(f"kind must be INCLUSIVE, EXCLUSIVE or one of {DERIVED_KINDS}, got {self.kind!r}")
 
 
 TIME = CubeMetric("time", "sec", "DOUBLE", "INCLUSIVE", "Total CPU allocation time")
@@ -107,7 +114,7 @@ def write_cube(path: str | Path, callpaths: Sequence[str | Sequence[str]], metri
     n = len(tree.paths)
     members: list[tuple[str, bytes]] = []
     for mid, metric in enumerate(metrics):
-        if metric.name in without_data:
+        if metric.name in without_data or metric.kind in DERIVED_KINDS:
             continue
         given = np.asarray(values[metric.name], dtype=float)
         if given.shape != (len(tree.given), n_loc):
@@ -170,7 +177,8 @@ def _anchor(tree: _Tree, metrics: Sequence[CubeMetric], processes: int, threads:
     for mid, m in enumerate(metrics):
         out.append(f'<metric id="{mid}" type="{m.kind}"><disp_name>{escape(m.name)}</disp_name>'
                    f"<uniq_name>{escape(m.name)}</uniq_name><dtype>{m.dtype}</dtype><uom>{escape(m.unit)}</uom>"
-                   f"<url></url><descr>{escape(m.description)}</descr></metric>")
+                   f"<url></url><descr>{escape(m.description)}</descr>"
+                   + (f"<cubepl>{escape(m.expression)}</cubepl>" if m.kind in DERIVED_KINDS else "") + "</metric>")
     out.append("</metrics>")
     out.append("<program>")
     regions: dict[str, int] = {}

@@ -1,0 +1,153 @@
+"""The project's example study: a Score-P-style weak-scaling study of a LULESH-like MPI code.
+
+``python -m pmkit.testing.example_study DIR`` writes ``DIR/lulesh.p{8..512}.r{1..3}/profile.cubex``:
+7 process counts (the cubes LULESH needs), 3 repetitions, one location per MPI rank, metrics
+``time``, ``visits`` and ``bytes_sent``, and a call tree with initialisation, the time-step loop
+(nodal and element kernels, halo exchanges with MPI_Isend/MPI_Irecv/MPI_Waitall), a global
+MPI_Allreduce for the time constraint, a gather of results to rank 0 and output I/O.  Each value
+carries ±2 % uniform noise from a fixed seed.  Planted scalability problems (see :data:`PLANTED`):
+
+* the time-step ``MPI_Allreduce`` grows with log2(p) per rank;
+* the final ``MPI_Gather`` is a linear gather: rank i waits for the root to take i messages, so
+  the mean time per rank grows linearly with p;
+* ``CalcVolumeForceForElems`` is load-imbalanced: every fourth rank does 60 % more work,
+  and the halo ``MPI_Waitall`` absorbs the difference as waiting time on the other ranks.
+
+Everything else is flat per rank, as weak scaling should be.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from pmkit.testing.cubewriter import BYTES_SENT, TIME, VISITS, write_cube
+
+PROCESSES = (8, 27, 64, 125, 216, 343, 512)
+REPETITIONS = 3
+ITERATIONS = 100
+NOISE = 0.02
+SEED = 20240607
+
+LOOP = "main->lulesh_loop"
+NODAL = f"{LOOP}->LagrangeLeapFrog->LagrangeNodal"
+ELEMENTS = f"{LOOP}->LagrangeLeapFrog->LagrangeElements"
+ALLREDUCE = f"{LOOP}->TimeIncrement->MPI_Allreduce"
+GATHER = "main->VerifyAndWriteFinalOutput->MPI_Gather"
+IMBALANCED = f"{NODAL}->CalcForceForNodes->CalcVolumeForceForElems"
+HALO_WAIT = f"{NODAL}->CalcForceForNodes->CommSBN->MPI_Waitall"
+
+PLANTED = {
+    ALLREDUCE: "grows with log2(p) per rank (mean over ranks ∝ log2 p)",
+    GATHER: "linear gather to rank 0: mean time per rank ∝ p",
+    IMBALANCED: "load imbalance: every fourth rank does 60% more work (max/mean ≈ 1.39 at every p)",
+    HALO_WAIT: "absorbs the imbalance as waiting time on interior ranks",
+}
+"""The planted problems by call path, for tests and the README."""
+
+# exclusive seconds per rank and time step (or per run where marked), and MPI bytes per call
+_KERNELS = {
+    "main": 2e-4,
+    "main->MPI_Init": 0.05,
+    "main->InitMeshDecomp": 0.002,
+    "main->Domain::Domain": 0.08,
+    "main->Domain::Domain->BuildMesh": 0.12,
+    "main->Domain::Domain->SetupCommBuffers": 0.004,
+    LOOP: 1e-5,
+    f"{LOOP}->TimeIncrement": 2e-6,
+    f"{LOOP}->LagrangeLeapFrog": 5e-6,
+    NODAL: 3e-6,
+    f"{NODAL}->CalcForceForNodes": 2e-6,
+    f"{NODAL}->CalcForceForNodes->CommRecv": 1e-6,
+    f"{NODAL}->CalcForceForNodes->CommRecv->MPI_Irecv": 4e-6,
+    f"{NODAL}->CalcForceForNodes->CommSend": 2e-5,
+    f"{NODAL}->CalcForceForNodes->CommSend->MPI_Isend": 6e-6,
+    IMBALANCED: 2.4e-3,
+    f"{IMBALANCED}->IntegrateStressForElems": 1.1e-3,
+    f"{IMBALANCED}->CalcHourglassControlForElems": 1.6e-3,
+    f"{NODAL}->CalcForceForNodes->CommSBN": 1.5e-5,
+    HALO_WAIT: 3e-5,
+    f"{NODAL}->CalcAccelerationForNodes": 1.2e-4,
+    f"{NODAL}->CalcVelocityForNodes": 1.5e-4,
+    f"{NODAL}->CalcPositionForNodes": 1.1e-4,
+    ELEMENTS: 3e-6,
+    f"{ELEMENTS}->CalcLagrangeElements": 6e-4,
+    f"{ELEMENTS}->CalcQForElems": 4e-4,
+    f"{ELEMENTS}->CalcQForElems->CommSend": 1.5e-5,
+    f"{ELEMENTS}->CalcQForElems->CommSend->MPI_Isend": 5e-6,
+    f"{ELEMENTS}->CalcQForElems->CommMonoQ": 1e-5,
+    f"{ELEMENTS}->CalcQForElems->CommMonoQ->MPI_Waitall": 2.5e-5,
+    f"{ELEMENTS}->ApplyMaterialPropertiesForElems": 9e-4,
+    f"{ELEMENTS}->ApplyMaterialPropertiesForElems->EvalEOSForElems": 1.3e-3,
+    f"{LOOP}->LagrangeLeapFrog->CalcTimeConstraintsForElems": 1.4e-4,
+    ALLREDUCE: 0.0,  # planted below
+    "main->VerifyAndWriteFinalOutput": 3e-4,
+    GATHER: 0.0,  # planted below
+    "main->VerifyAndWriteFinalOutput->write_output": 0.0,  # rank 0 only, below
+    "main->MPI_Barrier": 1e-4,
+    "main->MPI_Finalize": 0.02,
+}
+_PER_RUN = {"main", "main->MPI_Init", "main->InitMeshDecomp", "main->Domain::Domain", "main->Domain::Domain->BuildMesh",
+            "main->Domain::Domain->SetupCommBuffers", "main->VerifyAndWriteFinalOutput", GATHER,
+            "main->VerifyAndWriteFinalOutput->write_output", "main->MPI_Barrier", "main->MPI_Finalize"}
+_BYTES = {"MPI_Isend": 3 * 8 * 45 * 45, "MPI_Allreduce": 8, "MPI_Gather": 8 * 30 * 30 * 30}
+CALLPATHS = tuple(_KERNELS)
+
+
+def run_values(p: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """Exclusive time, visits and bytes sent per call path (rows, in CALLPATHS order) and rank."""
+    n = len(CALLPATHS)
+    row = {cp: i for i, cp in enumerate(CALLPATHS)}
+    time = np.zeros((n, p))
+    visits = np.zeros((n, p))
+    sent = np.zeros((n, p))
+    for cp, seconds in _KERNELS.items():
+        calls = 1 if cp in _PER_RUN else ITERATIONS
+        time[row[cp]] = seconds * calls
+        visits[row[cp]] = calls
+    ranks = np.arange(p)
+    time[row[IMBALANCED]] *= np.where(ranks % 4 == 0, 1.6, 1.0)
+    time[row[HALO_WAIT]] += time[row[IMBALANCED]].max() - time[row[IMBALANCED]]
+    time[row[ALLREDUCE]] = ITERATIONS * (4e-6 + 1.2e-5 * np.log2(p))
+    time[row[GATHER]] = 5e-5 + 4e-5 * ranks
+    time[row["main->VerifyAndWriteFinalOutput->write_output"], 0] = 0.35
+    visits[row["main->VerifyAndWriteFinalOutput->write_output"]] = ranks == 0
+    for cp in CALLPATHS:
+        name = cp.rsplit("->", 1)[-1]
+        if name in _BYTES:
+            per_call = _BYTES[name] if name != "MPI_Gather" else np.where(ranks == 0, 0, _BYTES[name])
+            sent[row[cp]] = per_call * visits[row[cp]] * (6 if name == "MPI_Isend" else 1)
+    time *= rng.uniform(1 - NOISE, 1 + NOISE, size=time.shape)
+    return {"time": time, "visits": visits, "bytes_sent": sent}
+
+
+def generate(directory: str | Path, processes: Sequence[int] = PROCESSES, repetitions: int = REPETITIONS,
+             seed: int = SEED) -> list[Path]:
+    """Write the study into ``directory``; returns the files written (the same bytes for the same seed)."""
+    rng = np.random.default_rng(seed)
+    files = []
+    for p in processes:
+        for rep in range(1, repetitions + 1):
+            values = run_values(p, rng)
+            target = Path(directory) / f"lulesh.p{p}.r{rep}" / "profile.cubex"
+            files.append(write_cube(target, CALLPATHS, (TIME, VISITS, BYTES_SENT), values, processes=p,
+                                    creator="pmkit example study (Score-P style)"))
+    return files
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) != 1 or args[0] in ("-h", "--help"):
+        print("usage: python -m pmkit.testing.example_study DIR\n\n" + (__doc__ or "").strip().split("\n\n")[1],
+              file=sys.stderr)
+        return 2
+    files = generate(args[0])
+    print(f"wrote {len(files)} Cube files ({len(PROCESSES)} process counts × {REPETITIONS} repetitions) to {args[0]}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
