@@ -361,3 +361,12 @@ def test_sniff_rejects_other_inputs(tmp_path, registry):
         assert not [r.name for r in registry.all("reader") if r.name.startswith(("extrap", "talpas"))
                     and r.sniff(path)], name
     assert not any(r.sniff(tmp_path) for r in registry.all("reader") if r.name.startswith(("extrap", "talpas")))
+
+
+def test_byte_order_mark_is_ignored(tmp_path):
+    text = tmp_path / "bom.txt"
+    text.write_bytes(b"\xef\xbb\xbf" + TEXT.encode())
+    assert pmkit.read(text).metric_names == ["time", "bytes"]
+    new = tmp_path / "bom.json"
+    new.write_bytes(b"\xef\xbb\xbf" + json.dumps(NEW_JSON).encode())
+    assert pmkit.read(new).provenance.reader == "extrap-json"

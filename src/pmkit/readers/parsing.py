@@ -18,9 +18,9 @@ HEAD_BYTES = 65536
 
 
 def read_text(path: Path) -> str:
-    """The whole file as text with newlines normalised to ``\\n``; InputError if unreadable."""
+    """The whole file as text with newlines normalised to ``\\n`` (a UTF-8 BOM dropped); InputError if unreadable."""
     try:
-        with open(path, encoding="utf-8", newline=None) as file:
+        with open(path, encoding="utf-8-sig", newline=None) as file:
             return file.read()
     except UnicodeDecodeError as exc:
         raise InputError(path, f"is not UTF-8 text (byte {exc.start} cannot be decoded)") from None
@@ -41,7 +41,7 @@ def read_head(path: Path, size: int = HEAD_BYTES) -> str | None:
         return None
     if b"\0" in data:
         return None
-    return data.decode("utf-8", errors="replace")
+    return data.decode("utf-8", errors="replace").removeprefix("\ufeff")
 
 
 def first_content_line(text: str) -> str | None:
