@@ -382,3 +382,19 @@ def test_single_file_in_a_parseable_folder(tmp_path):
     exp = pmkit.read(file)
     assert exp.parameters == ("p", "size") and exp.points.tolist() == [[16.0, 8.0]]
     assert exp.locations["time"][0].shape == (1, 1, 16)
+
+
+def test_progress_bar_only_on_a_terminal(tmp_path, monkeypatch, capsys):
+    import sys
+
+    from pmkit.readers import cube
+
+    _study(tmp_path, {f"a.p{p}.r1": np.ones((3, p)) for p in (2, 3, 4)})
+    monkeypatch.setattr(cube, "PROGRESS_AFTER_SECONDS", 0.0)
+    read_cube(tmp_path)
+    assert capsys.readouterr().err == ""  # stderr is not a terminal under pytest
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+    read_cube(tmp_path)
+    assert "reading Cube files" in capsys.readouterr().err
+    read_cube(tmp_path, progress=False)
+    assert capsys.readouterr().err == ""

@@ -35,8 +35,9 @@ from pmkit.readers.cube_study import MANIFEST_NAMES, Run, Study, discover
 AGGREGATIONS: dict[str, Callable[..., np.ndarray]] = {"mean": np.mean, "sum": np.sum, "max": np.max, "min": np.min}
 """How the values of a run's locations become one value: mean (Extra-P weak scaling), sum (strong)."""
 
-PARALLEL_MIN_FILES = 8
-"""Below this many files a process pool costs more than it saves (bench/cube_load.py)."""
+PARALLEL_MIN_BYTES = 64 << 20
+"""Below this much Cube data a process pool costs more than it saves: starting the workers takes
+about a second, decoding runs at roughly 40 MB/s per core (bench/cube_load.py)."""
 
 PROGRESS_AFTER_SECONDS = 0.5
 """A load still running after this long shows a progress bar (on a terminal only)."""
@@ -101,13 +102,14 @@ def _load_one(file: Path, wanted: Sequence[str] | None, inclusive: bool) -> Prof
         return f"cannot be read: {exc.strerror or exc}"
 
 
-def _workers(jobs: int, n_files: int) -> int:
+def _workers(jobs: int, files: list[Path]) -> int:
     if jobs < 0:
         raise UsageError(f"option jobs must be 0 (automatic) or a positive number, got {jobs}")
     if jobs == 0:
         cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-        jobs = min(cpus, 8) if n_files >= PARALLEL_MIN_FILES else 1
-    return max(1, min(jobs, n_files))
+        size = sum(f.stat().st_size for f in files if f.is_file())
+        jobs = min(cpus, 8) if size >= PARALLEL_MIN_BYTES else 1
+    return max(1, min(jobs, len(files)))
 
 
 def _executor(workers: int) -> Executor:
@@ -125,7 +127,7 @@ def _executor(workers: int) -> Executor:
 def _load_all(files: list[Path], wanted: Sequence[str] | None, inclusive: bool, jobs: int,
               progress: bool) -> list[Profile | str]:
     """Decode every file (in worker processes when it pays), with a progress bar for long loads."""
-    workers = _workers(jobs, len(files))
+    workers = _workers(jobs, files)
     bar = _ProgressBar(len(files), enabled=progress)
     results: list[Profile | str] = []
     try:

@@ -1,0 +1,148 @@
+"""Cube studies end to end: pmkit vs ``extrap --cube`` on the same folder, in one run.
+
+Usage::
+
+    python bench/cube_load.py                    # both studies below, modeling included if possible
+    python bench/cube_load.py --study mm         # only ../shared/data/cube/extrap-mm-single
+    python bench/cube_load.py --study generated --keep /tmp/big   # keep the generated study
+
+Studies: the real ``extrap-mm-single`` (9 runs, 4 call paths) and a generated one of 50 runs
+(10 points × 5 repetitions) × 500 call paths × 10 metrics × 64 locations written with
+:mod:`pmkit.testing.cubewriter`.  For each it prints pmkit's load time (serial and with worker
+processes), pmkit's load + model time, Extra-P's wall time for ``extrap --cube DIR`` (load + model
+with its default modeler, run as a subprocess because Extra-P pins numpy<2) and the ratio, and
+checks that both read the same number of call paths and metrics.  Extra-P's interpreter is
+``$PMKIT_EXTRAP_PYTHON`` or ``/tmp/extrap-venv/bin/python``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+MM_SINGLE = Path(os.environ.get("PMKIT_SHARED_DATA", ROOT.parent / "shared" / "data")) / "cube" / "extrap-mm-single"
+
+
+def generate_study(folder: Path, runs_per_point: int = 5, sizes: tuple[int, ...] = (2, 4, 8, 16, 32, 64, 128, 256, 512,
+                   1024), callpaths: int = 500, locations: int = 64, seed: int = 7) -> Path:
+    """Write the large benchmark study: ``bench.n{size}.r{rep}/profile.cubex`` with 10 Score-P metrics."""
+    from pmkit.testing.cubewriter import CubeMetric, write_cube
+
+    rng = np.random.default_rng(seed)
+    names = [f"kernel_{i}" for i in range(120)] + ["MPI_Allreduce", "MPI_Isend", "MPI_Irecv", "MPI_Waitall"]
+    paths: list[str] = ["main"]
+    while len(paths) < callpaths:
+        parent = paths[int(rng.integers(len(paths)))]
+        if parent.count("->") >= 7:
+            continue
+        candidate = f"{parent}->{names[int(rng.integers(len(names)))]}"
+        if candidate not in paths:
+            paths.append(candidate)
+    metrics = [CubeMetric(name, unit, dtype, kind) for name, unit, dtype, kind in (
+        ("visits", "occ", "UINT64", "EXCLUSIVE"), ("time", "sec", "DOUBLE", "INCLUSIVE"),
+        ("min_time", "sec", "MINDOUBLE", "EXCLUSIVE"), ("max_time", "sec", "MAXDOUBLE", "EXCLUSIVE"),
+        ("bytes_sent", "bytes", "UINT64", "EXCLUSIVE"), ("bytes_received", "bytes", "UINT64", "EXCLUSIVE"),
+        ("PAPI_TOT_INS", "#", "UINT64", "INCLUSIVE"), ("PAPI_FP_OPS", "#", "UINT64", "INCLUSIVE"),
+        ("PAPI_L2_TCM", "#", "UINT64", "INCLUSIVE"), ("PAPI_L3_TCM", "#", "UINT64", "INCLUSIVE"))]
+    exponents = rng.choice([0.0, 0.5, 1.0, 1.5, 2.0], size=len(paths))
+    base = rng.uniform(1e-4, 1e-2, size=len(paths))
+    for size in sizes:
+        for rep in range(1, runs_per_point + 1):
+            scale = base * size ** exponents
+            values = {}
+            for m in metrics:
+                noise = rng.uniform(0.98, 1.02, size=(len(paths), locations))
+                factor = {"visits": 100.0, "bytes_sent": 1e6, "bytes_received": 1e6}.get(m.name, 1.0)
+                factor = 1e9 if m.name.startswith("PAPI") else factor
+                values[m.name] = scale[:, None] * noise * factor
+            write_cube(folder / f"bench.n{size}.r{rep}" / "profile.cubex", paths, metrics, values, processes=locations)
+    return folder
+
+
+def _timed(fn, *args, **kwargs):
+    start = time.perf_counter()
+    result = fn(*args, **kwargs)
+    return result, time.perf_counter() - start
+
+
+def extrap_python() -> Path | None:
+    given = os.environ.get("PMKIT_EXTRAP_PYTHON")
+    for candidate in ([Path(given)] if given else []) + [Path("/tmp/extrap-venv/bin/python")]:
+        if candidate.exists():
+            return candidate
+    return None
+
+
+def run_extrap(folder: Path) -> tuple[float, str]:
+    """Wall time of ``extrap --cube FOLDER`` (load + default modeler) and its printed call paths."""
+    python = extrap_python()
+    if python is None:
+        return float("nan"), "Extra-P not found (set PMKIT_EXTRAP_PYTHON)"
+    cmd = [str(python), "-m", "extrap", "--cube", "--disable-progress", "--print", "callpaths", str(folder)]
+    start = time.perf_counter()
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        return float("nan"), f"Extra-P failed: {done.stderr.strip()[-500:]}"
+    return elapsed, done.stdout
+
+
+def bench(folder: Path, label: str) -> None:
+    import pmkit
+    from pmkit.readers.cube import read_cube
+
+    print(f"== {label}: {folder}")
+    exp, t_serial = _timed(read_cube, folder, jobs=1, progress=False)
+    _, t_parallel = _timed(read_cube, folder, jobs=0, progress=False)
+    n_files = len(exp.provenance.sources)
+    print(f"   {n_files} files, {len(exp.callpaths)} call paths, {len(exp.metrics)} metrics, "
+          f"{len(exp.points)} points")
+    print(f"   pmkit load, serial          {t_serial:8.3f} s")
+    print(f"   pmkit load, jobs=auto       {t_parallel:8.3f} s")
+    t_model = float("nan")
+    try:
+        _, t_model = _timed(pmkit.model, exp)
+    except Exception as exc:  # the default modeler may not be registered yet
+        print(f"   pmkit model: unavailable ({type(exc).__name__}: {exc})")
+    else:
+        print(f"   pmkit model (all series)    {t_model:8.3f} s")
+    pmkit_total = min(t_serial, t_parallel) + (0.0 if np.isnan(t_model) else t_model)
+    t_extrap, output = run_extrap(folder)
+    if np.isnan(t_extrap):
+        print(f"   Extra-P: {output}")
+        return
+    extrap_paths = [line for line in output.splitlines() if line.strip()]
+    print(f"   Extra-P load + model        {t_extrap:8.3f} s   ({len(extrap_paths)} call paths printed)")
+    what = "load + model" if not np.isnan(t_model) else "load only"
+    print(f"   pmkit {what} {pmkit_total:.3f} s → Extra-P / pmkit = {t_extrap / pmkit_total:.1f}×")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--study", choices=("mm", "generated", "both"), default="both")
+    parser.add_argument("--keep", type=Path, help="write the generated study here and keep it")
+    args = parser.parse_args()
+    if args.study in ("mm", "both"):
+        if MM_SINGLE.is_dir():
+            bench(MM_SINGLE, "extrap-mm-single (real Score-P study)")
+        else:
+            print(f"skipping extrap-mm-single: {MM_SINGLE} is absent", file=sys.stderr)
+    if args.study in ("generated", "both"):
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = args.keep or Path(tmp) / "study"
+            if not any(folder.glob("*/profile.cubex")):
+                _, t_gen = _timed(generate_study, folder)
+                print(f"(generated 50 runs × 500 call paths × 10 metrics × 64 locations in {t_gen:.1f} s)")
+            bench(folder, "generated study")
+
+
+if __name__ == "__main__":
+    main()
