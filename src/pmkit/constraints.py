@@ -43,6 +43,8 @@ class Constraint:
             what = f"parameters {{{', '.join(sorted(self.allowed))}}}, combined as {groups or 'constant'}"
         elif self.allowed is not None:
             what = f"parameters {{{', '.join(sorted(self.allowed))}}}"
+        elif self.groups is not None:
+            what = f"parameters combined as {' + '.join('·'.join(sorted(g)) for g in self.groups)}"
         else:
             what = "unconstrained"
         text = f"{what} by {self.source or 'prior'}"

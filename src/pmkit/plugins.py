@@ -34,6 +34,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "pmkit.priors.taint",
     "pmkit.readers.extrap_experiment",
     "pmkit.modelers.refining",
+    "pmkit.modelers.multiparam",
 )
 """Modules of the built-in plugins; each has ``@hookimpl(trylast=True)`` register functions."""
 

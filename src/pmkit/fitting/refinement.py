@@ -33,6 +33,9 @@ MAX_BETA = 3
 MIN_POINTS = 3
 """Fewer points than this cannot tell a growth law from noise: the model is the constant."""
 
+FLAT = 1e-12
+"""Series whose values differ by less than this share of their size are constant (rounding only)."""
+
 SELECTIONS = ("rss", "smape", "loo")
 DECISIONS = ("insample", "loo")
 CONSTANCY = ("insample", "loo", "mixed")
@@ -163,9 +166,11 @@ def refine_series(x: np.ndarray, Y: np.ndarray, settings: RefineSettings | None 
     out.smape[:] = const_in
     out.loo_smape[:] = const_loo if n > 1 else np.nan
     out.adjusted_r2[:] = adjusted_r2(tss, tss, n, 1)
-    if n < MIN_POINTS:
-        out.notes.append(f"only {n} point{'s' if n != 1 else ''}: too few to tell growth from noise, "
-                         "constant model (mean)")
+    flat = np.ptp(Y, axis=1) <= FLAT * np.abs(Y).max(axis=1)
+    if flat.all() or n < MIN_POINTS:
+        if n < MIN_POINTS:
+            out.notes.append(f"only {n} point{'s' if n != 1 else ''}: too few to tell growth from noise, "
+                             "constant model (mean)")
         return out
 
     log_terms = bool((x >= 1).all())
@@ -234,7 +239,7 @@ def refine_series(x: np.ndarray, Y: np.ndarray, settings: RefineSettings | None 
         active[live], state[live], cen_crit[live], cen_err[live] = sub[0], sub[3], sub[4], sub[5]
         acc[live], acc_err[live], thr[live] = sub[6], sub[7], sub[8]
 
-    _final_fit(x, Y, acc, np.isfinite(acc_err), tss, const_in, const_loo, settings, out)
+    _final_fit(x, Y, acc, np.isfinite(acc_err) & ~flat, tss, const_in, const_loo, settings, out)
     return out
 
 

@@ -1,0 +1,217 @@
+"""The batched fitting engine: closed forms against references, numba against numpy, mediants by hand."""
+
+from __future__ import annotations
+
+from fractions import Fraction as F
+
+import numpy as np
+import pytest
+
+from pmkit.fitting import kernels
+from pmkit.fitting.leastsquares import (
+    adjusted_r2,
+    basis_stats,
+    constant_loo_predictions,
+    fit_design,
+    fit_line,
+    loo_predictions,
+    smape,
+)
+from pmkit.fitting.maskgroups import group_by_mask
+from pmkit.fitting.refinement import RefineSettings, basis_rows, refine_series
+from pmkit.fitting.sternbrocot import CENTER, LEFT, RIGHT, Interval, mediant, refinement_path
+
+numba = pytest.importorskip("numba")
+
+X = np.array([2.0, 4, 8, 16, 32])
+
+
+def _noisy(rng: np.random.Generator, n: int = 400) -> np.ndarray:
+    alpha = rng.choice([0.0, 0.5, 1.0, 4 / 3, 2.0, 2.5], n)
+    beta = rng.choice([0.0, 1.0, 2.0], n)
+    c0 = 10 ** rng.uniform(-2, 3, n)
+    c1 = 10 ** rng.uniform(-2, 3, n)
+    y = c0[:, None] + c1[:, None] * X ** alpha[:, None] * np.log2(X) ** beta[:, None]
+    return y * (1 + rng.uniform(-0.02, 0.02, y.shape))
+
+
+# ---------------------------------------------------------------- least squares against references
+
+
+def test_fit_line_matches_lstsq() -> None:
+    rng = np.random.default_rng(0)
+    Y = rng.normal(size=(7, 5)) * 10 + 50
+    b = X ** 1.5 * np.log2(X)
+    c0, c1 = fit_line(Y, b)
+    for i in range(len(Y)):
+        ref, *_ = np.linalg.lstsq(np.column_stack([np.ones(5), b]), Y[i], rcond=None)
+        assert c0[i] == pytest.approx(ref[0], rel=1e-10)
+        assert c1[i] == pytest.approx(ref[1], rel=1e-10)
+
+
+def test_loo_from_hat_matrix_equals_refitting() -> None:
+    rng = np.random.default_rng(1)
+    y = rng.uniform(1, 5, 5)
+    b = X ** (2 / 3)
+    stats = basis_stats(b)
+    c0, c1 = fit_line(y[None], b)
+    loo = loo_predictions(y[None], c0[:, None] + c1[:, None] * b, stats.leverage)[0]
+    for j in range(5):
+        keep = np.arange(5) != j
+        ref, *_ = np.linalg.lstsq(np.column_stack([np.ones(4), b[keep]]), y[keep], rcond=None)
+        assert loo[j] == pytest.approx(ref[0] + ref[1] * b[j], rel=1e-10)
+    const = constant_loo_predictions(y[None])[0]
+    assert const[2] == pytest.approx(np.delete(y, 2).mean())
+
+
+def test_fit_design_matches_per_series_lstsq_and_refit_loo() -> None:
+    rng = np.random.default_rng(2)
+    A = np.column_stack([np.ones(6), rng.uniform(1, 9, 6), rng.uniform(1, 9, 6)])
+    Y = rng.uniform(1, 9, (3, 6))
+    fit = fit_design(Y, A)
+    for i in range(3):
+        ref, *_ = np.linalg.lstsq(A, Y[i], rcond=None)
+        np.testing.assert_allclose(fit.coefficients[i], ref, rtol=1e-9)
+        loo = []
+        for j in range(6):
+            keep = np.arange(6) != j
+            c, *_ = np.linalg.lstsq(A[keep], Y[i, keep], rcond=None)
+            loo.append(A[j] @ c)
+        assert fit.loo_smape[i] == pytest.approx(smape(Y[i], np.array(loo)), rel=1e-9)
+
+
+def test_smape_and_adjusted_r2_by_hand() -> None:
+    assert smape(np.array([1.0, 2.0]), np.array([1.0, 1.0])) == pytest.approx(100 * (0 + 2 * 1 / 3) / 2)
+    assert smape(np.array([0.0, 0.0]), np.array([0.0, 0.0])) == 0.0
+    assert smape(np.array([1.0]), np.array([np.inf])) == 200.0
+    # R² = 1 - 2/10 = 0.8; adjusted with n=5, 2 coefficients: 1 - 0.2 * 4 / 3
+    assert adjusted_r2(np.array(2.0), np.array(10.0), 5, 2) == pytest.approx(1 - 0.2 * 4 / 3)
+
+
+def test_constant_basis_is_invalid() -> None:
+    stats = basis_stats(np.ones((1, 5)))
+    assert not stats.valid[0]
+
+
+# ---------------------------------------------------------------- numba kernels against numpy
+
+
+def test_fit_table_numba_equals_numpy() -> None:
+    rng = np.random.default_rng(3)
+    Y = _noisy(rng)
+    basis = np.array([X, X ** 2, X ** 0.5 * np.log2(X), np.ones(5), np.log2(X) ** 1.5])
+    stats = basis_stats(basis)
+    idx = rng.integers(-1, len(basis), (len(Y), 6))
+    args = (Y, stats.basis, stats.weights, stats.leverage, stats.mean, stats.valid, idx)
+    fast = kernels.fit_table(*args, use_numba=True)
+    slow = kernels.fit_table(*args, use_numba=False)
+    for name in fast:
+        np.testing.assert_allclose(fast[name], slow[name], rtol=1e-9, atol=1e-12, equal_nan=True)
+    assert np.isinf(fast["rss"][idx == 3]).all() and np.isinf(fast["rss"][idx == -1]).all()
+
+
+def test_refine_step_numba_equals_numpy() -> None:
+    rng = np.random.default_rng(4)
+    n = 500
+    state = np.zeros((n, 4, 6), dtype=np.int64)
+    best = rng.integers(0, 6, (n, 4))
+    state[..., 0], state[..., 1] = np.maximum(best - 1, 0), 1
+    state[..., 2], state[..., 3] = best, 1
+    state[..., 4], state[..., 5] = best + 1, 1
+    cand_crit = rng.uniform(0, 2, (n, 4, 2))
+    cand_crit[rng.uniform(size=cand_crit.shape) < 0.1] = np.inf
+    cand_err = rng.uniform(0, 2, (n, 4, 2))
+    cen_crit = rng.uniform(0, 2, (n, 4))
+    cen_err = rng.uniform(0, 2, (n, 4))
+    acc = np.zeros((n, 3), dtype=np.int64)
+    acc[:, 2] = 1
+    acc_err = rng.uniform(0, 2, n)
+    thr = np.full(n, 1.5)
+    active = rng.uniform(size=n) < 0.9
+    arrays = (active, cand_crit, cand_err, state, cen_crit, cen_err, acc, acc_err, thr)
+    fast = [a.copy() for a in arrays]
+    slow = [a.copy() for a in arrays]
+    kernels.refine_step(*fast, 1.5, 2.0, use_numba=True)
+    kernels.refine_step(*slow, 1.5, 2.0, use_numba=False)
+    for a, b in zip(fast, slow, strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(fast[3], state)  # something moved
+
+
+def test_refinement_numba_equals_numpy_end_to_end(monkeypatch: pytest.MonkeyPatch) -> None:
+    Y = _noisy(np.random.default_rng(5))
+    fast = refine_series(X, Y, RefineSettings(use_numba=True))
+    monkeypatch.setenv(kernels.NO_NUMBA_ENV, "1")
+    assert not kernels.numba_enabled()
+    slow = refine_series(X, Y, RefineSettings())
+    np.testing.assert_array_equal(fast.constant, slow.constant)
+    np.testing.assert_array_equal(fast.alpha, slow.alpha)
+    np.testing.assert_array_equal(fast.beta, slow.beta)
+    np.testing.assert_allclose(fast.c1, slow.c1, rtol=1e-9)
+
+
+# ---------------------------------------------------------------- Stern–Brocot mediants by hand
+
+
+def test_mediant() -> None:
+    assert mediant(F(1, 2), F(1)) == F(2, 3)
+    assert mediant(F(0), F(1)) == F(1, 2)
+    assert mediant(F(4, 3), F(3, 2)) == F(7, 5)
+
+
+def test_mediant_path_left_then_right_then_center() -> None:
+    # best integer 1, bounds 0 and 2 (paper Fig. 2 style)
+    states = refinement_path(Interval.around_integer(1), [LEFT, RIGHT, CENTER])
+    assert states[0].candidates() == (F(1, 2), F(3, 2))
+    assert (states[1].lower, states[1].best, states[1].upper) == (F(0), F(1, 2), F(1))
+    assert states[1].candidates() == (F(1, 3), F(2, 3))
+    assert (states[2].lower, states[2].best, states[2].upper) == (F(1, 2), F(2, 3), F(1))
+    assert states[2].candidates() == (F(3, 5), F(3, 4))
+    assert (states[3].lower, states[3].best, states[3].upper) == (F(3, 5), F(2, 3), F(3, 4))
+
+
+def test_mediant_path_at_zero_has_no_left_side() -> None:
+    start = Interval.around_integer(0)
+    assert start.candidates() == (None, F(1, 2))
+    assert start.step(CENTER) == Interval(F(0), F(0), F(1, 2))
+    with pytest.raises(ValueError):
+        start.step(LEFT)
+    # right from 2: 5/2, then 7/3 ... every fraction is a Stern–Brocot node (reduced, no skipped one)
+    states = refinement_path(Interval.around_integer(2), [RIGHT, LEFT, LEFT])
+    assert [s.best for s in states] == [F(2), F(5, 2), F(7, 3), F(9, 4)]
+
+
+def test_kernel_follows_sternbrocot_reference() -> None:
+    """The batched step moves bounds exactly as Interval.step does, for each winner."""
+    for use in (True, False):
+        for winner, crit in ((LEFT, (0.1, 0.5)), (RIGHT, (0.5, 0.1)), (CENTER, (0.9, 0.8))):
+            interval = Interval(F(1, 2), F(2, 3), F(1))
+            state = np.array([[[1, 2, 2, 3, 1, 1]] + [[0, 1, 1, 1, 2, 1]] * 3], dtype=np.int64)
+            cand = np.full((1, 4, 2), np.inf)
+            cand[0, 0] = crit
+            args = [np.array([True]), cand, cand.copy(), state, np.array([[0.7, np.inf, np.inf, np.inf]]),
+                    np.array([[0.7, np.inf, np.inf, np.inf]]), np.array([[0, 2, 3]]), np.array([0.7]),
+                    np.array([1.5])]
+            kernels.refine_step(*args, 1.5, 2.0, use_numba=use)
+            expect = interval.step(winner)
+            got = state[0, 0]
+            assert (F(int(got[0]), int(got[1])), F(int(got[2]), int(got[3])), F(int(got[4]), int(got[5]))) == (
+                expect.lower, expect.best, expect.upper)
+
+
+# ---------------------------------------------------------------- basis and mask groups
+
+
+def test_basis_rows_slices() -> None:
+    rows = basis_rows(X, np.array([0, 1, 3]), np.array([3, 1, 3]), np.array([2, 2, 2]))
+    np.testing.assert_allclose(rows[0], X ** 1.5)
+    np.testing.assert_allclose(rows[1], X ** 0.5 * np.log2(X))
+    np.testing.assert_allclose(rows[2], np.log2(X) ** 1.5)
+
+
+def test_group_by_mask() -> None:
+    Y = np.array([[1, 2, 3.0], [1, np.nan, 3], [4, 5, 6], [np.nan, np.nan, np.nan], [7, np.nan, 9]])
+    groups = group_by_mask(Y)
+    by_cols = {tuple(g.columns.tolist()): sorted(g.rows.tolist()) for g in groups}
+    assert by_cols == {(0, 1, 2): [0, 2], (0, 2): [1, 4], (): [3]}
+    assert len(groups[0].rows) == 2
