@@ -398,3 +398,24 @@ def test_progress_bar_only_on_a_terminal(tmp_path, monkeypatch, capsys):
     assert "reading Cube files" in capsys.readouterr().err
     read_cube(tmp_path, progress=False)
     assert capsys.readouterr().err == ""
+
+
+def test_same_region_twice_under_one_parent_is_combined(tmp_path):
+    import io
+    import tarfile
+
+    file = write_cube(tmp_path / "a.p2.r1" / "profile.cubex", ["main", "main->solve", "main->other"], [TIME],
+                      {"time": np.array([[1.0, 1.0], [2.0, 3.0], [4.0, 5.0]])}, processes=2)
+    with tarfile.open(file) as tar:
+        members = {m.name: tar.extractfile(m).read() for m in tar.getmembers()}
+    # two call sites of the same region: rename 'other' to 'solve'
+    members["anchor.xml"] = members["anchor.xml"].replace(b"<name>other</name>", b"<name>solve</name>")
+    with tarfile.open(file, "w") as tar:
+        for name, payload in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(payload)
+            tar.addfile(info, io.BytesIO(payload))
+    exp = pmkit.read(file)
+    assert exp.callpaths.paths() == ["main", "main->solve"]
+    assert exp.locations["time"][0][1, 0].tolist() == [6.0, 8.0]
+    assert any("more than once under the same parent" in note for note in exp.provenance.notes)
