@@ -370,3 +370,14 @@ def test_byte_order_mark_is_ignored(tmp_path):
     new = tmp_path / "bom.json"
     new.write_bytes(b"\xef\xbb\xbf" + json.dumps(NEW_JSON).encode())
     assert pmkit.read(new).provenance.reader == "extrap-json"
+
+
+def test_sniff_a_first_record_longer_than_the_head(tmp_path):
+    values = [1.0 + i / 1e4 for i in range(20000)]
+    path = tmp_path / "long.jsonl"
+    path.write_text(json.dumps({"params": {"p": 1}, "value": values}) + "\n"
+                    + json.dumps({"params": {"p": 2}, "value": 3}) + "\n")
+    assert path.stat().st_size > 65536
+    exp = pmkit.read(path)
+    assert exp.provenance.reader == "extrap-jsonl"
+    assert exp.measurements["<default>"].shape == (1, 2, 20000)

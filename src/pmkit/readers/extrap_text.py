@@ -64,7 +64,6 @@ class _TextParser:
         self.metric: str | None = None
         self.callpath: str | None = None
         self.next_point = 0
-        self.block_line: int | None = None
         self.first_values: dict[tuple[str, str, Point], int] = {}
         self.table = RecordTable(path, ExtrapTextReader.name)
         self.notes: list[str] = []
@@ -141,14 +140,12 @@ class _TextParser:
         self.metric = " ".join(rest.split())
         self.table.declare_metric(self.metric)
         self.next_point = 0
-        self.block_line = line
 
     def _region(self, rest: str, line: int) -> None:
         name = " ".join(rest.split())
         self.callpath = check_callpath(name, self.path, line=line)
         self.table.declare_callpath(self.callpath)
         self.next_point = 0
-        self.block_line = line
 
     def _data(self, rest: str, line: int) -> None:
         if not self.parameters:

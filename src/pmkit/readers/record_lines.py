@@ -97,7 +97,8 @@ def _name(data: dict, key: str, default: str | None, path: Path, line: int) -> s
 
 
 def record_values(value: Any, path: Path, *, line: int | None = None, member: str | None = None,
-            allow_strings: bool = False) -> list[float]:
+                  allow_strings: bool = False) -> list[float]:
+    """A measured value or a list of repetitions, as floats; InputError for anything else."""
     items = value if isinstance(value, list) else [value]
     return [json_number(v, path, "measured value", line=line, member=member, allow_strings=allow_strings)
             for v in items]
@@ -108,8 +109,8 @@ def looks_like_record(head: str, params_key: str, prepare: Callable[[str], str] 
     first = next((line.strip() for line in head.split("\n") if line.strip()), "")
     if not first.startswith("{"):
         return False
-    truncated = len(head.encode("utf-8", errors="replace")) >= HEAD_BYTES and "\n" not in head.strip()
-    if truncated:
+    # a first line longer than the head cannot be parsed; judge it by its key alone
+    if len(head) >= HEAD_BYTES // 4 and "\n" not in head.strip():
         return f'"{params_key}"' in first
     try:
         data = json.loads(prepare(first))
