@@ -16,6 +16,7 @@ from fractions import Fraction as F
 import numpy as np
 
 from pmkit.pmnf import Factor, Function, Term
+from pmkit.series import SeriesBatch
 
 COMMON: tuple[tuple[F, F], ...] = ((F(1), F(0)), (F(2), F(0)), (F(3), F(0)), (F(0), F(1)))
 RARE: tuple[tuple[F, F], ...] = (
@@ -157,3 +158,22 @@ def two_parameter_values(n: int, grid: tuple[np.ndarray, np.ndarray], rng: np.ra
     values = np.where(multiplicative, c0[:, None] + c1[:, None] * fp * fq,
                       c0[:, None] + c1[:, None] * fp + c2[:, None] * fq)
     return points, values
+
+
+def speed_batch(n: int, parameters: int, seed: int = 7) -> SeriesBatch:
+    """``n`` noisy synthetic series: one parameter at x = 2..32, or two on the 5×5 grid 2..32 × 2..32."""
+    rng = np.random.default_rng(seed)
+    if parameters == 1:
+        x = X_SETS["2..32"]
+        half = n // 2
+        exact = np.concatenate([generate("common, 1 term", half, rng).evaluate(x),
+                                generate("rare, 1 term", n - half, rng).evaluate(x)])
+        points = x[:, None]
+        names: tuple[str, ...] = ("x",)
+    else:
+        grid = X_SETS["2..32"]
+        points, exact = two_parameter_values(n, (grid, grid), rng)
+        names = ("p", "q")
+    values = add_noise(exact, rng)
+    labels = [f"s{i}" for i in range(n)]
+    return SeriesBatch(names, points, values, labels, ["time"] * n)
