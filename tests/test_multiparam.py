@@ -1,0 +1,154 @@
+"""Multi-parameter modeling: additive and multiplicative recovery, constraints, sparse grids, degenerate input."""
+
+from __future__ import annotations
+
+from fractions import Fraction as F
+
+import numpy as np
+import pytest
+
+import pmkit
+from pmkit.constraints import Constraint
+from pmkit.experiment import ExperimentBuilder
+from pmkit.modelers.multiparam import COMBINATIONS, MultiParameterModeler, grid_line
+from pmkit.modelers.refining import RefiningModeler
+from pmkit.pmnf import Function
+from pmkit.series import SeriesBatch
+
+P_VALUES = [4.0, 8, 16, 32, 64]
+Q_VALUES = [10.0, 20, 30, 40, 50]
+GRID = np.array([(p, q) for p in P_VALUES for q in Q_VALUES])
+
+
+def batch(points: np.ndarray, values: np.ndarray, constraints=None, parameters=("p", "q")) -> SeriesBatch:
+    values = np.atleast_2d(np.asarray(values, dtype=float))
+    n = len(values)
+    return SeriesBatch(parameters, points, values, [f"cp{i}" for i in range(n)], ["time"] * n, constraints)
+
+
+def structure(function: Function) -> set[tuple[tuple[str, F, F], ...]]:
+    return {tuple((f.parameter, f.exponent, f.log_exponent) for f in t.factors) for t in function.terms}
+
+
+def test_multiplicative_and_additive_recovery() -> None:
+    p, q = GRID[:, 0], GRID[:, 1]
+    values = np.array([
+        3 + 2 * p * q,
+        3 + 2 * p ** 1.5 + 0.5 * q * np.log2(q),
+        1 + 0.25 * p ** 2 * np.log2(q),
+        5 + 0.1 * p * q + 4 * p,
+    ])
+    models = RefiningModeler().model(batch(GRID, values))
+    mult, add, mult_log, mixed = (m.function for m in models)
+    assert structure(mult) == {(("p", F(1), F(0)), ("q", F(1), F(0)))}
+    assert mult.terms[0].coefficient == pytest.approx(2) and mult.constant == pytest.approx(3)
+    assert structure(add) == {(("p", F(3, 2), F(0)),), (("q", F(1), F(1)),)}
+    assert structure(mult_log) == {(("p", F(2), F(0)), ("q", F(0), F(1)))}
+    assert structure(mixed) == {(("p", F(1), F(0)),), (("p", F(1), F(0)), ("q", F(1), F(0)))}
+    for m, v in zip(models, values, strict=True):
+        np.testing.assert_allclose(m.function.evaluate(GRID), v, rtol=1e-8)
+        assert m.modeler == "refining" and m.n_points == 25
+
+
+def test_one_growing_parameter_and_constant() -> None:
+    p = GRID[:, 0]
+    models = RefiningModeler().model(batch(GRID, np.array([2 + 3 * p ** 2, 7 + 0 * p])))
+    assert structure(models[0].function) == {(("p", F(2), F(0)),)}
+    assert models[1].function.is_constant and models[1].function.constant == pytest.approx(7)
+
+
+def test_three_parameters_with_sdk() -> None:
+    b = ExperimentBuilder(["p", "n", "t"])
+    for p in [2.0, 4, 8, 16, 32]:
+        for n in [10.0, 20, 30, 40]:
+            for t in [1.0, 2, 3, 4]:
+                b.add_values("main", "time", [p, n, t], [1 + 0.5 * p * n + 2 * t])
+    models = pmkit.model(b.build())
+    f = models.get("main", "time").function
+    assert structure(f) == {(("n", F(1), F(0)), ("p", F(1), F(0))), (("t", F(1), F(0)),)}
+    assert f.evaluate([8.0, 20.0, 3.0]) == pytest.approx(1 + 0.5 * 160 + 6)
+
+
+def test_multiplicative_noisy_recovery_rate() -> None:
+    rng = np.random.default_rng(11)
+    p, q = GRID[:, 0], GRID[:, 1]
+    exact = 3 + 2 * p * q ** 2
+    values = exact * (1 + rng.uniform(-0.02, 0.02, (100, 25)))
+    models = RefiningModeler().model(batch(GRID, values))
+    hits = [structure(m.function) == {(("p", F(1), F(0)), ("q", F(2), F(0)))} for m in models]
+    products = [any(len(t.factors) == 2 for t in m.function.terms) for m in models]
+    assert np.mean(hits) > 0.6
+    assert np.mean(products) > 0.9
+
+
+def test_constraints_are_honoured_and_noted() -> None:
+    p, q = GRID[:, 0], GRID[:, 1]
+    truth = 3 + 2 * p * q
+    constraints = [
+        Constraint(constant=True, source="taint", reason="no parameter reaches it"),
+        Constraint(allowed=frozenset({"p"}), source="taint"),
+        Constraint(groups=(frozenset({"p"}), frozenset({"q"})), source="taint"),
+        None,
+    ]
+    models = RefiningModeler().model(batch(GRID, np.tile(truth, (4, 1)), constraints))
+    const, only_p, separate, free = models
+    assert const.function.is_constant and "constant by taint (no parameter reaches it)" in const.notes
+    assert {f.parameter for t in only_p.function.terms for f in t.factors} == {"p"}
+    assert any("parameters {p}" in n for n in only_p.notes)
+    assert all(len(t.factors) == 1 for t in separate.function.terms)  # p and q may not multiply
+    assert any("combined as p + q" in n for n in separate.notes)
+    assert structure(free.function) == {(("p", F(1), F(0)), ("q", F(1), F(0)))}
+
+
+def test_sparse_cross_grid() -> None:
+    points = [(p, 10.0) for p in P_VALUES] + [(4.0, q) for q in Q_VALUES[1:]] + [(64.0, 50.0), (16.0, 30.0)]
+    pts = np.array(points)
+    values = 3 + 2 * pts[:, 0] * pts[:, 1]
+    m = MultiParameterModeler().model(batch(pts, values))[0]
+    assert structure(m.function) == {(("p", F(1), F(0)), ("q", F(1), F(0)))}
+    assert m.modeler == "multiparam"
+
+
+def test_grid_line_picks_longest_lines() -> None:
+    points = np.array([(p, 10.0) for p in P_VALUES] + [(4.0, 20.0), (8.0, 20.0)])
+    line = grid_line(points, 0)
+    assert line is not None and line.values.tolist() == P_VALUES and line.lines == 1
+    assert grid_line(points, 1) is None  # q has at most 2 values on any line
+    full = grid_line(GRID, 1)
+    assert full is not None and full.lines == 5
+    np.testing.assert_allclose(full.average.sum(axis=1), 1.0)
+
+
+def test_parameter_with_too_few_values_is_constant_with_a_note() -> None:
+    pts = np.array([(p, q) for p in P_VALUES for q in (1.0, 2.0)])
+    m = RefiningModeler().model(batch(pts, 1 + pts[:, 0] ** 2))[0]
+    assert structure(m.function) == {(("p", F(2), F(0)),)}
+    assert any("parameter q: fewer than 3 values" in n for n in m.notes)
+
+
+def test_degenerate_multiparameter_series() -> None:
+    nan = np.nan
+    p, q = GRID[:, 0], GRID[:, 1]
+    holed = 3 + 2 * p * q
+    holed[[3, 11, 17]] = nan
+    rows = np.array([np.full(25, nan), np.zeros(25), holed, -(1 + p + q)])
+    empty, zeros, with_holes, negative = RefiningModeler().model(batch(GRID, rows))
+    assert empty.function is None and any("no measured values" in n for n in empty.notes)
+    assert zeros.function.is_constant and zeros.function.constant == 0
+    assert structure(with_holes.function) == {(("p", F(1), F(0)), ("q", F(1), F(0)))}
+    assert with_holes.n_points == 22
+    assert negative.function.evaluate([8.0, 20.0]) == pytest.approx(-29)
+    assert any("negative" in n for n in negative.notes)
+
+
+def test_five_parameters_are_refused_with_a_note() -> None:
+    pts = np.array([[a, 1.0, 1.0, 1.0, 1.0] for a in (1.0, 2.0, 3.0)])
+    m = RefiningModeler().model(batch(pts, [1.0, 2.0, 3.0], parameters=("a", "b", "c", "d", "e")))[0]
+    assert m.function is None and "at most 4" in m.notes[0]
+
+
+def test_combination_lists_match_extrap() -> None:
+    assert len(COMBINATIONS[2]) == 4 and len(COMBINATIONS[3]) == 23 and len(COMBINATIONS[4]) == 2
+    for k, combos in COMBINATIONS.items():
+        assert len(set(combos)) == len(combos)
+        assert all(set().union(*c) == set(range(k)) for c in combos)
