@@ -39,12 +39,13 @@ def test_missing_file_exits_1_naming_it(tmp_path):
     assert result.returncode == 1
     assert "nope.txt" in result.stderr
     assert "no such file" in result.stderr
+    assert result.stderr.count("nope.txt") == 1
     assert "Traceback" not in result.stderr
 
 
 def test_unknown_modeler_is_usage_error(tmp_path):
     path = tmp_path / "exp.txt"
-    path.write_text("PARAMETER p\nPOINTS 2 4 8 16 32\nREGION main\nMETRIC time\nDATA 1 2 3 4 5\n")
+    path.write_text("PARAMETER p\nPOINTS 2 4 8 16 32\nREGION main\nMETRIC time\n" + "DATA 1 1.1\n" * 5)
     result = run_pmkit("model", str(path), "--modeler", "no-such-modeler")
     assert result.returncode == 2, result.stderr
     assert "no modeler named 'no-such-modeler'" in result.stderr

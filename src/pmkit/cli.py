@@ -56,7 +56,8 @@ def _add_show_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--callpath", metavar="PATH", help="detail of one call path, e.g. 'main->solve'")
     parser.add_argument("--depth", metavar="N", type=int, help="show N levels of the call tree")
     parser.add_argument("--min-share", metavar="PERCENT", type=float, default=1.0,
-                        help="fold call paths below this share now and at the target (default: 1)")
+                        help="fold call paths below this share now and at the target (default: 1); the "
+                        "ranking goes down to a tenth of it")
     parser.add_argument("--sort", choices=("share", "growth", "name"), default="share",
                         help="order of siblings in the tree: share at the target, growth to it, or name")
     parser.add_argument("--top", metavar="N", type=int, default=10, help="length of the ranking (default: 10)")
@@ -150,10 +151,12 @@ def load_inputs(args: argparse.Namespace, registry: Any) -> list[tuple[str, Any]
         except InputError as exc:
             failures.append((str(path), exc))
     err = _stderr()
-    for path, exc in failures:
-        err.print(f"[red]error:[/] {exc}", markup=True, highlight=False)
     if not loaded:
-        raise failures[0][1]
+        for _, exc in failures[:-1]:
+            err.print(f"[red]error:[/] {exc}", markup=True, highlight=False)
+        raise failures[-1][1]
+    for _, exc in failures:
+        err.print(f"[red]error:[/] {exc}", markup=True, highlight=False)
     if failures:
         err.print(f"[yellow]warning:[/] {len(failures)} of {len(args.paths)} inputs skipped", markup=True)
     args.skipped = [(p, str(e)) for p, e in failures]
