@@ -123,8 +123,10 @@ def test_shares_predictions_and_ranking(sample):
     assert ranked == ["main->solve->halo", "main->solve->MPI_Allreduce", "main->init", "main->solve"]
     # a call path whose predicted share is small drops out of the ranking when asked
     assert "main->solve" not in [r.callpath for r in report.ranking(min_share=0.05)]
+    assert report.row("halo").callpath == "main->solve->halo"  # a unique ending names the call path
+    assert report.row("solve->halo").callpath == "main->solve->halo"
     with pytest.raises(UsageError, match="did you mean main->solve->halo"):
-        report.row("halo")
+        report.row("hal")
 
 
 def test_inclusive_total_is_the_roots():
@@ -167,14 +169,14 @@ def test_call_tree_view(sample, width):
     for name in ("main", "init", "solve", "halo", "MPI_Allreduce", "compute"):
         assert name in text
     assert "io" not in re.findall(r"\b\w+\b", text)  # 0.0 % now and then: folded
-    assert "… 1 more" in text and "below 1.0% now and then" in text
+    assert "… 1 more <1.0%" in text
     assert "p^1.5" in text and "p·log p" in text and "log p" in text and "constant" in text
     assert "at p=2048" in text
     assert "46.4 s" in text  # halo at p=2048: 0.1 + 0.0005·2048^1.5
     assert "0.1 + 0.0005·p^(3/2)" in text.replace("\n", " ") or width == 80
     # siblings by share at the target: halo, then MPI_Allreduce, then compute
     assert text.index("halo") < text.index("MPI_Allreduce") < text.index("compute")
-    assert "├─ halo" in text and "└─ compute" in text
+    assert "├ halo" in text and "└ compute" in text
 
 
 def test_call_tree_depth_sort_and_min_share(sample):
@@ -183,7 +185,7 @@ def test_call_tree_depth_sort_and_min_share(sample):
     shallow = render(call_tree_view(report, depth=2), 120)
     assert "solve +3" in shallow and "halo" not in shallow
     by_name = render(call_tree_view(report, sort="name", min_share=0.0), 120)
-    assert by_name.index("├─ init") < by_name.index("├─ io") < by_name.index("└─ solve")
+    assert by_name.index("├ init") < by_name.index("├ io") < by_name.index("└ solve")
     assert by_name.index("MPI_Allreduce") < by_name.index("compute") < by_name.index("halo")
     by_growth = render(call_tree_view(report, sort="growth"), 120)
     assert by_growth.index("init") < by_growth.index("solve")  # ×3.9 before ×1.1

@@ -95,6 +95,16 @@ def build_parser() -> argparse.ArgumentParser:
                                description="List every registered plugin object and every plugin that failed.")
     p_plugins.add_argument("--json", action="store_true", help="print the list as JSON")
     p_plugins.set_defaults(run=run_plugins)
+
+    p_filter = sub.add_parser("taint-filter", help="Score-P filter keeping only functions a parameter reaches",
+                              description="Write a Score-P filter file from Perf-Taint output: exclude every "
+                                          "region, include the functions a registered parameter reaches, and main.")
+    p_filter.add_argument("paths", metavar="TAINT_JSON", nargs="+", type=Path,
+                          help="Perf-Taint JSON (raw or processed; several per-rank files or a folder)")
+    p_filter.add_argument("--include-callers", action="store_true",
+                          help="also keep functions that only call parameter-dependent ones")
+    p_filter.add_argument("--out", metavar="FILE", type=Path, help="write the filter to FILE instead of stdout")
+    p_filter.set_defaults(run=run_taint_filter)
     return parser
 
 
@@ -316,6 +326,18 @@ def run_plugins(args: argparse.Namespace) -> int:
         _write_json({"schema": "pmkit.plugins/1", "plugins": [r.to_json() for r in registry.rows()]}, None)
     else:
         _console(None).print(plugin_table(registry))
+    return EXIT_OK
+
+
+def run_taint_filter(args: argparse.Namespace) -> int:
+    from pmkit.priors.taint import load, score_p_filter
+
+    paths = args.paths[0] if len(args.paths) == 1 else args.paths
+    text = score_p_filter(load(paths), include_callers=args.include_callers)
+    if args.out is None:
+        sys.stdout.write(text)
+    else:
+        args.out.write_text(text, encoding="utf-8")
     return EXIT_OK
 
 

@@ -26,6 +26,11 @@ DEFAULT_SCALE_UP = 4.0
 
 SORT_KEYS = ("share", "growth", "name")
 
+RANKING_SHARE = 0.1
+"""The ranking lists growing call paths down to this fraction of the tree's ``min_share``: a call path
+too small to show in the tree may still be the one that grows (the example study's MPI_Allreduce
+takes 1 % at the target)."""
+
 
 @dataclass(frozen=True)
 class Growth:
@@ -187,7 +192,8 @@ class CallpathScaling:
     ``measured`` is the reduced measurement at the reference point (NaN if not measured there),
     ``share`` its part of the measured total; ``fitted`` and ``predicted`` are the model's values at
     the reference point and the target, ``predicted_share`` the part of the predicted total, and
-    ``growth`` the factor ``predicted / fitted``.
+    ``growth`` the factor ``predicted / fitted``.  ``branch_share`` and ``branch_predicted_share``
+    count the call path with everything below it (for an inclusive metric, the same as its own).
     """
 
     index: int
@@ -203,6 +209,8 @@ class CallpathScaling:
     growth: float
     growth_class: Growth | None
     prior_note: str | None = None
+    branch_share: float = math.nan
+    branch_predicted_share: float = math.nan
 
     @property
     def has_model(self) -> bool:
@@ -237,11 +245,18 @@ class ScalingReport:
     rows: list[CallpathScaling]
 
     def row(self, callpath: str) -> CallpathScaling:
-        """The row of ``callpath``; UsageError naming close matches if there is none."""
+        """The row of ``callpath``: a full path, or the end of one (``solve->MPI_Allreduce``, a region
+        name) when only one call path ends so.  UsageError listing candidates otherwise."""
         if callpath in self.experiment.callpaths:
             return self.rows[self.experiment.callpaths.index(callpath)]
+        ending = [r for r in self.rows if r.callpath.endswith("->" + callpath)]
+        if len(ending) == 1:
+            return ending[0]
+        if ending:
+            listed = ", ".join(r.callpath for r in ending[:5])
+            raise UsageError(f"call path {callpath!r} is ambiguous: {listed}" + (", ..." if len(ending) > 5 else ""))
         leaf = callpath.split("->")[-1]
-        near = [r.callpath for r in self.rows if r.name == leaf or r.callpath.endswith(callpath)][:5]
+        near = [r.callpath for r in self.rows if leaf and leaf.lower() in r.name.lower()][:5]
         hint = f"; did you mean {', '.join(near)}?" if near else ""
         raise UsageError(f"no call path {callpath!r} in the experiment{hint}")
 
@@ -264,7 +279,7 @@ class ScalingReport:
         return rows if limit is None else rows[:limit]
 
     def sort_key(self, sort: str):
-        """A key function ordering sibling rows by ``share`` (at the target), ``growth`` or ``name``."""
+        """A key ordering siblings by ``share`` (of their branch at the target), ``growth`` or ``name``."""
         if sort not in SORT_KEYS:
             raise UsageError(f"unknown sort {sort!r}; choose one of {', '.join(SORT_KEYS)}")
         if sort == "name":
@@ -272,7 +287,7 @@ class ScalingReport:
         if sort == "growth":
             return lambda r: (-(r.growth if math.isfinite(r.growth) else -math.inf),
                               -_or_zero(r.predicted_share), r.name)
-        return lambda r: (-_or_zero(r.predicted_share), -_or_zero(r.share), r.name)
+        return lambda r: (-_or_zero(r.branch_predicted_share), -_or_zero(r.branch_share), r.name)
 
     def prediction_document(self) -> dict[str, object]:
         """The analysis as JSON: metric, reference and target points, totals (rows are per model)."""
@@ -322,18 +337,22 @@ def analyse(experiment: Experiment, models: ModelSet | Sequence[Model], metric: 
     total_measured = float(np.nansum(measured[counted])) if np.isfinite(measured[counted]).any() else math.nan
     clipped = np.clip(predicted, 0.0, None)
     total_predicted = float(np.nansum(clipped[counted])) if np.isfinite(clipped[counted]).any() else math.nan
+    branch_measured, branch_predicted = measured.copy(), clipped.copy()
+    if not info.inclusive:
+        branch_measured = _branch_sums(experiment, measured)
+        branch_predicted = _branch_sums(experiment, clipped)
     rows = []
     for cp in experiment.callpaths:
         i = cp.index
         model = by_path.get(cp.path)
-        with np.errstate(all="ignore"):
-            share = measured[i] / total_measured if total_measured and total_measured > 0 else math.nan
-            p_share = clipped[i] / total_predicted if total_predicted and total_predicted > 0 else math.nan
-            growth = predicted[i] / fitted[i] if fitted[i] > 0 else math.nan
-        rows.append(CallpathScaling(i, cp.path, cp.name, cp.depth, model, float(measured[i]), float(share),
-                                    float(fitted[i]), float(predicted[i]), float(p_share), float(growth),
+        growth = predicted[i] / fitted[i] if fitted[i] > 0 else math.nan
+        rows.append(CallpathScaling(i, cp.path, cp.name, cp.depth, model, float(measured[i]),
+                                    _part(measured[i], total_measured), float(fitted[i]), float(predicted[i]),
+                                    _part(clipped[i], total_predicted), float(growth),
                                     growth_of(model.function) if model is not None else None,
-                                    prior_note(model, (constraints or {}).get(cp.path), experiment.parameters)))
+                                    prior_note(model, (constraints or {}).get(cp.path), experiment.parameters),
+                                    _part(branch_measured[i], total_measured),
+                                    _part(branch_predicted[i], total_predicted)))
     return ScalingReport(experiment, metric, info.unit, info.inclusive, measure, reference, ref, goal,
                          total_measured, total_predicted, rows)
 
@@ -358,6 +377,23 @@ def prior_note(model: Model | None, constraint: Constraint | None, parameters: S
     own = constraint.note()
     source = constraint.source or "prior"
     return next((n for n in notes if n == own), None) or next((n for n in notes if source in n), None) or own
+
+
+def _part(value: float, total: float) -> float:
+    if not (math.isfinite(value) and math.isfinite(total)) or total <= 0:
+        return math.nan
+    return float(value / total)
+
+
+def _branch_sums(experiment: Experiment, values: np.ndarray) -> np.ndarray:
+    """Each call path's value plus all its descendants' (NaN counted as 0 unless all are NaN)."""
+    sums = np.where(np.isfinite(values), values, 0.0)
+    seen = np.isfinite(values)
+    for cp in sorted(experiment.callpaths, key=lambda c: -c.depth):
+        if cp.parent is not None:
+            sums[cp.parent] += sums[cp.index]
+            seen[cp.parent] |= seen[cp.index]
+    return np.where(seen, sums, np.nan)
 
 
 @dataclass(frozen=True)
@@ -388,13 +424,18 @@ class PointStats:
         return (self.maximum - self.minimum) / 2 / abs(self.mean)
 
 
+LOG_AXIS_RATIO = 32.0
+"""A plot's parameter axis is logarithmic from this ratio of its largest to smallest value on: on a
+linear axis from 8 to 32768 every measured point would crowd into the first column."""
+
+
 @dataclass(frozen=True)
 class PlotData:
     """Measurements and model along one parameter, the others fixed, for a plot.
 
     ``curve_x``/``curve_y`` sample the model from the smallest measured value to the target;
-    ``log_x`` is set when the measured values are powers of two, ``log_y`` when the values span
-    more than two decades.
+    ``log_x`` is set when the measured values are powers of two or the axis spans a factor of
+    :data:`LOG_AXIS_RATIO` or more, ``log_y`` when the values span more than two decades.
     """
 
     parameter: str
@@ -482,9 +523,9 @@ def _plot_data(report: ScalingReport, row: CallpathScaling, points: list[PointSt
     mean = np.array([p.mean for p in line])
     low = np.array([p.minimum for p in line])
     high = np.array([p.maximum for p in line])
-    log_x = _powers_of_two(x)
     lo_x = float(x.min())
     hi_x = max(float(x.max()), report.target[parameter])
+    log_x = _powers_of_two(x) or (lo_x > 0 and hi_x / lo_x >= LOG_AXIS_RATIO)
     function = row.model.function if row.model is not None else None
     if log_x and lo_x > 0:
         curve_x = np.geomspace(lo_x, hi_x, 256)

@@ -1,6 +1,6 @@
 """The call tree view: per call path its model, growth class, share now, and prediction at the target.
 
-A tree-shaped table (guides ``├─``/``└─`` in the first column) so that the numbers line up in
+A tree-shaped table (guides ``├``/``└`` in the first column) so that the numbers line up in
 columns.  Deep or wide trees collapse: ``depth`` cuts levels (a ``+N`` marks hidden children) and
 call paths below ``min_share`` both now and at the target fold into one ``… N more`` line.
 """
@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 from rich import box
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 from rich.text import Text
 
@@ -88,46 +89,115 @@ def visible_rows(report: ScalingReport, *, depth: int | None = None, min_share: 
         folded = len(indices) - len(shown)
         for n, row in enumerate(shown):
             last = n == len(shown) - 1 and not folded
-            guide = "" if top else prefix + ("└─ " if last else "├─ ")
+            guide = "" if top else prefix + ("└ " if last else "├ ")
             children = tree.children(row.index)
             expand = any(keep[c] for c in children)
             out.append((row, guide, 0 if expand else count(row.index), 0))
             if expand:
-                emit(children, "" if top else prefix + ("   " if last else "│  "), False)
+                emit(children, "" if top else prefix + ("  " if last else "│ "), False)
         if folded:
-            out.append((None, "" if top else prefix + "└─ ", 0, folded))
+            out.append((None, "" if top else prefix + "└ ", 0, folded))
 
     emit(tree.roots(), "", True)
     return out
 
 
+class CallTreeView:
+    """The call tree as a table: model, growth, share now, prediction and share at the target.
+
+    A renderable: the call path column gets the width its deepest names need (up to 45 % of the
+    width it is printed at), so that names fold only when they must and the model folds instead.
+    """
+
+    def __init__(self, report: ScalingReport, *, depth: int | None = None, min_share: float = 0.01,
+                 sort: str = "share", title: str | None = None) -> None:
+        self.report = report
+        self.rows = visible_rows(report, depth=depth, min_share=min_share, sort=sort)
+        self.min_share = min_share
+        self.sort = sort
+        self.title = title
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield self.table(options.max_width)
+
+    def _labels(self, width: int | None) -> list[Text]:
+        labels = []
+        for row, guide, hidden, folded in self.rows:
+            if row is None:
+                name, style, suffix = f"… {folded} more <{format_share(self.min_share)}", "dim italic", ""
+            else:
+                name, style, suffix = row.name, "bold" if row.depth == 0 else "", f" +{hidden}" if hidden else ""
+            labels.append(_wrapped_label(guide, name, style, suffix, width))
+        return labels
+
+    def table(self, width: int | None = None) -> Table:
+        """The tree laid out for ``width`` columns (None: as wide as the content)."""
+        report = self.report
+        kind = "inclusive (with callees)" if report.inclusive else "exclusive (without callees)"
+        order = {"share": "their branch's share then" if not report.inclusive else "share then",
+                 "growth": "growth", "name": "name"}[self.sort]
+        caption = f"{report.metric} is {kind}; siblings sorted by {order}"
+        needed = max((_label_width(guide, row, hidden, folded, self.min_share)
+                      for row, guide, hidden, folded in self.rows), default=12)
+        path_width = needed
+        if width is not None:
+            rows = [r for r, *_ in self.rows if r is not None]
+            growth = max([6, *(growth_text(r).cell_len for r in rows)])
+            values = max([6, *(len(format_value(r.predicted, report.unit)) for r in rows)])
+            model = max([5, *(model_text(r).cell_len for r in rows)])
+            header = f"at {format_point(report.target)}"
+            values = max(values, len(header) if len(header) <= 12 else max(map(len, header.split())))
+            others = growth + 5 + values + 5 + 2 * 5 + 1
+            path_width = max(12, min(needed, width - others - min(model, 18)))
+        labels = self._labels(path_width if width is not None else None)
+        table = Table(box=box.SIMPLE_HEAD, title=self.title, title_justify="left", pad_edge=False, show_edge=False,
+                      collapse_padding=True, caption=caption, caption_justify="left", caption_style="dim")
+        table.add_column("call path", overflow="fold", width=path_width)
+        table.add_column("model", overflow="fold", min_width=12)
+        table.add_column("growth", overflow="fold", min_width=6)
+        table.add_column("share\nnow", justify="right", no_wrap=True)
+        table.add_column(f"at {format_point(report.target)}", justify="right", no_wrap=False, min_width=8)
+        table.add_column("share\nthen", justify="right", no_wrap=True)
+        for label, (row, _, _, _) in zip(labels, self.rows, strict=True):
+            if row is None:
+                table.add_row(label, "", "", "", "", "")
+                continue
+            model = model_text(row)
+            for note in prior_notes(row):
+                model.append(f"\n{note}", style="dim italic")
+            share_then = Text(format_share(row.predicted_share))
+            if math.isfinite(row.predicted_share) and math.isfinite(row.share) \
+                    and row.predicted_share > 1.5 * row.share and row.predicted_share >= 0.05:
+                share_then.stylize("bold red")
+            table.add_row(label, model, growth_text(row), format_share(row.share),
+                          format_value(row.predicted, report.unit), share_then)
+        return table
+
+
+def _label_width(guide: str, row: CallpathScaling | None, hidden: int, folded: int, min_share: float) -> int:
+    if row is None:
+        return len(guide) + len(f"… {folded} more <{format_share(min_share)}")
+    return len(guide) + len(row.name) + (len(f" +{hidden}") if hidden else 0)
+
+
+def _wrapped_label(guide: str, name: str, style: str, suffix: str, width: int | None) -> Text:
+    """Guide and name; a name too long for ``width`` continues on lines indented under the guide."""
+    text = Text(guide, style="dim")
+    room = None if width is None else width - len(guide)
+    if room is None or len(name) + len(suffix) <= room or room < 6:
+        return text.append(name, style=style).append(suffix, style="dim")
+    continuation = guide.replace("├ ", "│ ").replace("└ ", "  ")
+    pieces = [name[i:i + room] for i in range(0, len(name), room)]
+    for n, piece in enumerate(pieces):
+        if n:
+            text.append("\n" + continuation, style="dim")
+        text.append(piece, style=style)
+    if len(pieces[-1]) + len(suffix) <= room:
+        return text.append(suffix, style="dim")
+    return text.append("\n" + continuation, style="dim").append(suffix.strip(), style="dim")
+
+
 def call_tree_view(report: ScalingReport, *, depth: int | None = None, min_share: float = 0.01,
-                   sort: str = "share", title: str | None = None) -> Table:
-    """The call tree as a table with the model, growth, share now, prediction and share at the target."""
-    table = Table(box=box.SIMPLE_HEAD, title=title, title_justify="left", pad_edge=False,
-                  show_edge=False, collapse_padding=True)
-    table.add_column("call path", overflow="fold", min_width=12)
-    table.add_column("model", overflow="fold", min_width=14)
-    table.add_column("growth", overflow="fold", min_width=6)
-    table.add_column("share\nnow", justify="right", no_wrap=True)
-    table.add_column(f"at {format_point(report.target)}", justify="right", no_wrap=False, min_width=8)
-    table.add_column("share\nthen", justify="right", no_wrap=True)
-    for row, guide, hidden, folded in visible_rows(report, depth=depth, min_share=min_share, sort=sort):
-        if row is None:
-            label = Text(guide, style="dim").append(f"… {folded} more", style="dim italic")
-            table.add_row(label, Text(f"below {format_share(min_share)} now and then", style="dim italic"),
-                          "", "", "", "")
-            continue
-        label = Text(guide, style="dim").append(row.name, style="bold" if row.depth == 0 else "")
-        if hidden:
-            label.append(f" +{hidden}", style="dim")
-        model = model_text(row)
-        for note in prior_notes(row):
-            model.append(f"\n{note}", style="dim italic")
-        share_then = Text(format_share(row.predicted_share))
-        if math.isfinite(row.predicted_share) and math.isfinite(row.share) and row.predicted_share > 1.5 * row.share \
-                and row.predicted_share >= 0.05:
-            share_then.stylize("bold red")
-        table.add_row(label, model, growth_text(row), format_share(row.share),
-                      format_value(row.predicted, report.unit), share_then)
-    return table
+                   sort: str = "share", title: str | None = None) -> CallTreeView:
+    """The call tree renderable; see :class:`CallTreeView`."""
+    return CallTreeView(report, depth=depth, min_share=min_share, sort=sort, title=title)

@@ -21,9 +21,15 @@ def _figure(value: float | None, digits: int = 3, suffix: str = "") -> str:
     return f"{value:.{digits}g}{suffix}"
 
 
+def _r2(value: float) -> str:
+    return "–" if value is None or not math.isfinite(value) else f"{value:.4f}"
+
+
 def _percent(value: float) -> str:
     if not math.isfinite(value):
         return "–"
+    if abs(value) < 0.0005:
+        return "0.0%"
     return f"{value * 100:+.1f}%"
 
 
@@ -43,7 +49,7 @@ def summary_view(detail: CallpathDetail) -> Table:
                f"{format_point(detail.target)}"
         grid.add_row("growth", growth_text(row).append(span, style=""))
         q = model.quality
-        quality = (f"SMAPE {_figure(q.smape, 3, '%')}   adj. R² {_figure(q.adjusted_r2, 4)}   "
+        quality = (f"SMAPE {_figure(q.smape, 3, '%')}   adj. R² {_r2(q.adjusted_r2)}   "
                    f"RSS {_figure(q.rss, 3)}   CV-SMAPE {_figure(q.cv_smape, 3, '%')}")
         grid.add_row("quality", quality + (f"   ({model.n_points} points)" if model.n_points else ""))
     if model is not None:

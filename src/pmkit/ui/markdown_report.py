@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from rich.console import Console
 
 from pmkit.findings import Finding
-from pmkit.scaling import CallpathDetail, ScalingReport
+from pmkit.scaling import RANKING_SHARE, CallpathDetail, ScalingReport
 from pmkit.ui.call_tree import prior_notes, visible_rows
 from pmkit.ui.plot import MeasurementPlot
 from pmkit.ui.quantities import (
@@ -69,7 +69,7 @@ def markdown_report(report: ScalingReport, *, source: str | None = None, finding
     if detail is not None:
         lines += _detail(report, detail)
     else:
-        ranked = report.ranking(min_share=min_share, limit=top)
+        ranked = report.ranking(min_share=min_share * RANKING_SHARE, limit=top)
         lines += [f"### Fastest growing towards {format_point(report.target)}", ""]
         if ranked:
             lines += _table(["#", "call path", "model", "growth", "×", "predicted", "share"],
@@ -77,7 +77,8 @@ def markdown_report(report: ScalingReport, *, source: str | None = None, finding
                               format_value(r.predicted, unit), format_share(r.predicted_share)]
                              for i, r in enumerate(ranked, 1)], right=(0, 4, 5, 6))
         else:
-            lines.append(f"No call path taking at least {format_share(min_share)} of the predicted total grows.")
+            lines.append(f"No call path taking at least {format_share(min_share * RANKING_SHARE)} of the predicted "
+                         "total grows.")
         lines += ["", "### Call tree", ""]
         rows = []
         for row, _guide, hidden, folded in visible_rows(report, depth=depth, min_share=min_share, sort=sort):

@@ -44,11 +44,19 @@ def _table(report: ScalingReport, rows: list, heading: str, min_share: float, wi
     if not rows:
         return Text(f"{heading}: no call path taking ≥{format_share(min_share)} of the predicted total grows.",
                     style="green")
-    path_width = None if width is None else max(16, int(width * 0.3))
+    path_width = None
+    if width is not None:
+        longest = max(len(r.callpath) for r in rows)
+        growth = max(growth_text(r).cell_len for r in rows)
+        values = max([4, *(len(format_value(r.predicted, report.unit)) for r in rows)])
+        factors = max(len(format_growth_factor(r.growth)) for r in rows)
+        model = max(model_text(r).cell_len for r in rows)
+        others = len(str(len(rows))) + growth + factors + values + 5 + 2 * 6
+        path_width = max(12, min(longest, width - others - min(model, 18)))
     table = Table(box=box.SIMPLE_HEAD, title=heading, title_justify="left", pad_edge=False, show_edge=False,
                   collapse_padding=True)
     table.add_column("#", justify="right", no_wrap=True)
-    table.add_column("call path", overflow="fold", min_width=12)
+    table.add_column("call path", overflow="fold", width=path_width)
     table.add_column("model", overflow="fold", min_width=14)
     table.add_column("growth", overflow="fold", min_width=6)
     table.add_column("×", justify="right", no_wrap=True)

@@ -17,12 +17,16 @@ from pmkit.constraints import Constraint
 from pmkit.experiment import Experiment
 from pmkit.findings import Finding
 from pmkit.models import Model, ModelSet
-from pmkit.scaling import DEFAULT_SCALE_UP, ScalingReport, analyse, default_target, detail
+from pmkit.scaling import DEFAULT_SCALE_UP, RANKING_SHARE, ScalingReport, analyse, default_target, detail
 from pmkit.ui.call_tree import call_tree_view
 from pmkit.ui.detail import detail_view
 from pmkit.ui.findings_panel import findings_panel
 from pmkit.ui.quantities import format_number, format_point
 from pmkit.ui.ranking import ranking_view
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" + ("" if count == 1 else "s")
 
 
 def _ranges(experiment: Experiment) -> str:
@@ -37,15 +41,18 @@ def _ranges(experiment: Experiment) -> str:
 def header_view(report: ScalingReport, models: Sequence[Model], *, source: str | None = None) -> Table:
     """What was read and modeled, and which two points the view compares."""
     experiment = report.experiment
-    reps = experiment.measurements[report.metric].shape[2]
+    values = experiment.measurements[report.metric]
+    reps = _plural(values.shape[2], "repetition")
+    if np.isnan(values).any(axis=(0, 1)).any() and values.shape[2] > 1:
+        reps = "≤" + reps
     grid = Table.grid(padding=(0, 1))
     grid.add_column(style="bold", no_wrap=True)
     grid.add_column(overflow="fold")
     reader = experiment.provenance.reader
     grid.add_row("input", Text(f"{source or ', '.join(experiment.provenance.sources) or '–'}"
                                + (f" ({reader})" if reader else "")))
-    grid.add_row("data", f"{len(experiment.points)} points {_ranges(experiment)} · ≤{reps} repetitions · "
-                         f"{len(experiment.callpaths)} call paths")
+    grid.add_row("data", f"{_plural(len(experiment.points), 'point')} {_ranges(experiment)} · {reps} · "
+                         f"{_plural(len(experiment.callpaths), 'call path')}")
     kind = "inclusive" if report.inclusive else "exclusive"
     modelers = sorted({m.modeler for m in models if m.metric == report.metric and m.modeler})
     unit = f"{report.unit}, " if report.unit else ""
@@ -80,7 +87,7 @@ def show_view(experiment: Experiment, models: ModelSet | Sequence[Model], *, met
             parts += [Text(""), findings_panel(own)]
         return Group(*parts)
     parts.append(call_tree_view(report, depth=depth, min_share=min_share, sort=sort, title="Call tree"))
-    parts += [Text(""), ranking_view(report, limit=top, min_share=min_share)]
+    parts += [Text(""), ranking_view(report, limit=top, min_share=min_share * RANKING_SHARE)]
     if findings is not None:
         parts += [Text(""), findings_panel(findings)]
     return Group(*parts)
