@@ -84,3 +84,19 @@ def test_model_end_to_end(tmp_path, fmt):
         assert set(entry["quality"]) >= {"rss", "smape", "adjusted_r2"}
     else:
         assert "main" in result.stdout and "2·p" in result.stdout
+
+
+def test_taint_filter_writes_score_p_filter(shared_data, tmp_path):
+    source = shared_data / "perf-taint" / "dataflow" / "matmul.c.json"
+    out = tmp_path / "scorep.filter"
+    result = run_pmkit("taint-filter", str(source), "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    lines = [line.strip() for line in out.read_text().splitlines() if not line.startswith("#")]
+    assert lines[0] == "SCOREP_REGION_NAMES_BEGIN" and lines[-1] == "SCOREP_REGION_NAMES_END"
+    assert lines[1] == "EXCLUDE *"
+    assert {"INCLUDE mat_mul", "INCLUDE create_matrix", "INCLUDE main"} <= set(lines)
+    assert len([line for line in lines if line.startswith("INCLUDE")]) == 3
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    result = run_pmkit("taint-filter", str(bad))
+    assert result.returncode == 1 and "bad.json" in result.stderr and "Traceback" not in result.stderr
