@@ -97,6 +97,13 @@ def fit_amdahl(p: np.ndarray, y: np.ndarray, *, c_min: float = -1.0, c_max: floa
         a, b, c, d = x
         return (a / q + b * np.power(q, c) + d - t) * w
 
+    log_q = np.log(q)
+
+    def jacobian(x: np.ndarray) -> np.ndarray:
+        _, b, c, _ = x
+        power = np.power(q, c)
+        return np.column_stack([w / q, w * power, w * b * power * log_q, w])
+
     low = 0.0 if nonnegative else -np.inf
     bounds = ([low, low, c_min, low], [np.inf, np.inf, c_max, np.inf])
     best = None
@@ -106,7 +113,7 @@ def fit_amdahl(p: np.ndarray, y: np.ndarray, *, c_min: float = -1.0, c_max: floa
         a0, b0, d0 = linear_coefficients(q, t, float(c0), nonnegative=nonnegative)
         x0 = np.clip([a0, b0, c0, d0], bounds[0], bounds[1])
         with np.errstate(all="ignore"):
-            result = least_squares(residuals, x0, bounds=bounds, method="trf", x_scale="jac",
+            result = least_squares(residuals, x0, jac=jacobian, bounds=bounds, method="trf", x_scale="jac",
                                    ftol=1e-12, xtol=1e-12, gtol=1e-12, max_nfev=max_evaluations)
         evaluations += int(result.nfev)
         if result.status <= 0 or not np.all(np.isfinite(result.x)) or not np.isfinite(result.cost):
