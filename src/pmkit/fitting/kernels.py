@@ -50,7 +50,7 @@ def _jit(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
 # fit_table
 
 
-def _fit_table_loop(Y, B, W, L, M, V, idx, rss, sm, loo, c0, c1):
+def _fit_table_loop(Y, B, W, L, M, V, idx, rss, sm, loo, c0, c1, want_loo):
     n_series, n = Y.shape
     k_cols = idx.shape[1]
     for i in range(n_series):
@@ -85,6 +85,8 @@ def _fit_table_loop(Y, B, W, L, M, V, idx, rss, sm, loo, c0, c1):
                         s1 += 2.0 * abs(r) / t
                 else:
                     s1 += 2.0
+                if not want_loo:
+                    continue
                 room = 1.0 - L[h, j]
                 if room > DEGENERATE:
                     q = y - r / room
@@ -98,12 +100,12 @@ def _fit_table_loop(Y, B, W, L, M, V, idx, rss, sm, loo, c0, c1):
                     s2 += 2.0
             rss[i, k] = r2
             sm[i, k] = 100.0 * s1 / n
-            loo[i, k] = 100.0 * s2 / n
+            loo[i, k] = 100.0 * s2 / n if want_loo else np.nan
             c0[i, k] = b
             c1[i, k] = a
 
 
-def _fit_table_numpy(Y, B, W, L, M, V, idx, rss, sm, loo, c0, c1):
+def _fit_table_numpy(Y, B, W, L, M, V, idx, rss, sm, loo, c0, c1, want_loo):
     ymean = Y.mean(axis=1)
     for k in range(idx.shape[1]):
         h = idx[:, k]
@@ -116,18 +118,23 @@ def _fit_table_numpy(Y, B, W, L, M, V, idx, rss, sm, loo, c0, c1):
             residual = Y - predicted
             rss[:, k] = np.where(ok, (residual * residual).sum(axis=1), np.inf)
             sm[:, k] = np.where(ok, smape(Y, predicted), np.inf)
-            loo[:, k] = np.where(ok, smape(Y, loo_predictions(Y, predicted, L[hh])), np.inf)
+            if want_loo:
+                loo[:, k] = np.where(ok, smape(Y, loo_predictions(Y, predicted, L[hh])), np.inf)
+            else:
+                loo[:, k] = np.where(ok, np.nan, np.inf)
         c0[:, k] = np.where(ok, b, np.nan)
         c1[:, k] = np.where(ok, a, np.nan)
 
 
 def fit_table(Y: np.ndarray, basis: np.ndarray, weights: np.ndarray, leverage: np.ndarray, mean: np.ndarray,
-              valid: np.ndarray, idx: np.ndarray, *, use_numba: bool | None = None) -> dict[str, np.ndarray]:
+              valid: np.ndarray, idx: np.ndarray, *, loo: bool = True,
+              use_numba: bool | None = None) -> dict[str, np.ndarray]:
     """Fit ``c0 + c1·basis[idx[i, k]]`` to row ``i`` of ``Y`` for every (i, k).
 
     ``basis``, ``weights``, ``leverage`` (hypotheses × points), ``mean`` and ``valid`` (hypotheses)
     come from :func:`pmkit.fitting.leastsquares.basis_stats`; ``idx`` is (series × K), -1 for "no
-    hypothesis" (its errors are inf).  Returns tables ``rss``, ``smape``, ``loo_smape``, ``c0``, ``c1``.
+    hypothesis" (its errors are inf).  Returns tables ``rss``, ``smape``, ``loo_smape``, ``c0``, ``c1``;
+    with ``loo=False`` the leave-one-out SMAPE is skipped (NaN, inf for absent hypotheses).
     """
     Y = np.ascontiguousarray(Y, dtype=np.float64)
     idx = np.ascontiguousarray(idx, dtype=np.int64)
@@ -136,7 +143,7 @@ def fit_table(Y: np.ndarray, basis: np.ndarray, weights: np.ndarray, leverage: n
     args = (Y, np.ascontiguousarray(basis, dtype=np.float64), np.ascontiguousarray(weights, dtype=np.float64),
             np.ascontiguousarray(leverage, dtype=np.float64), np.ascontiguousarray(mean, dtype=np.float64),
             np.ascontiguousarray(valid, dtype=np.bool_), idx,
-            out["rss"], out["smape"], out["loo_smape"], out["c0"], out["c1"])
+            out["rss"], out["smape"], out["loo_smape"], out["c0"], out["c1"], bool(loo))
     if use_numba is None:
         use_numba = numba_enabled()
     if use_numba and shape[0] > 0:

@@ -180,13 +180,14 @@ def refine_series(x: np.ndarray, Y: np.ndarray, settings: RefineSettings | None 
     elif not log_terms:
         out.notes.append("parameter values below 1: no log terms")
 
+    needs_loo = settings.selection == "loo" or settings.decision == "loo"
     # integer start: shared hypotheses, one table fit for all series
     h_slices, h_values = _integer_hypotheses(log_terms)
     ones = np.ones_like(h_values)
     stats = basis_stats(basis_rows(x, h_slices, h_values, ones))
     idx = np.broadcast_to(np.arange(len(h_slices), dtype=np.int64), (count, len(h_slices)))
     fit = fit_table(Y, stats.basis, stats.weights, stats.leverage, stats.mean, stats.valid, idx,
-                    use_numba=settings.use_numba)
+                    loo=needs_loo, use_numba=settings.use_numba)
     crit, err = _tables(fit, settings)
 
     state = np.zeros((count, SLICES, 6), dtype=np.int64)
@@ -231,7 +232,7 @@ def refine_series(x: np.ndarray, Y: np.ndarray, settings: RefineSettings | None 
         table_idx = np.full(keys.shape, -1, dtype=np.int64)
         table_idx[has] = inverse.reshape(-1)
         fit = fit_table(Y[live], u_stats.basis, u_stats.weights, u_stats.leverage, u_stats.mean, u_stats.valid,
-                        table_idx.reshape(live.size, -1), use_numba=settings.use_numba)
+                        table_idx.reshape(live.size, -1), loo=needs_loo, use_numba=settings.use_numba)
         crit, err = _tables(fit, settings)
         sub = (active[live].copy(), crit.reshape(live.size, SLICES, 2), err.reshape(live.size, SLICES, 2),
                st, cen_crit[live], cen_err[live], acc[live], acc_err[live], thr[live])
