@@ -239,7 +239,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     make_distribution(folder, "tiny-good", "1.2.3", "tiny_good", GOOD_PLUGIN)
     make_distribution(folder, "tiny-broken", "0.0.1", "tiny_broken", BROKEN_PLUGIN)
     make_distribution(folder, "tiny-faulty", "0.1", "tiny_faulty", FAULTY_PLUGIN)
-    make_distribution(folder, "tiny-dup", "2.0", "tiny_dup", DUPLICATE_PLUGIN)
+    make_distribution(folder, "tiny-dup", "2.0", "tiny_zdup", DUPLICATE_PLUGIN)
     return folder
 
 
@@ -289,6 +289,7 @@ def test_duplicate_names_of_two_third_party_plugins_are_rejected_naming_both(row
     (kept,) = [r for r in same if r["status"] == "ok"]
     assert "tiny-good" in duplicate["error"] and "tiny-dup" in duplicate["error"]
     assert f"keeping {kept['plugin']}" in duplicate["error"]
+    assert kept["plugin"] == "tiny-good", "the entry point whose name sorts first keeps the name"
 
 
 def subcommands() -> dict[str, argparse.ArgumentParser]:

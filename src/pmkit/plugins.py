@@ -5,7 +5,7 @@ command): each entry point is imported and registered on its own; one that fails
 register is recorded as failed, reported, and skipped — never fatal.  ``PMKIT_DISABLE_PLUGIN_AUTOLOAD=1``
 turns entry points off.  Built-ins are registered ``trylast``, so a third-party plugin that
 registers an object under a built-in's name overrides it; two third-party plugins registering the
-same name is an error naming both, and the second one is skipped.
+same name is an error naming both, and the one whose entry point name sorts later is skipped.
 """
 
 from __future__ import annotations
@@ -74,10 +74,11 @@ class PluginFailure:
     version: str
     stage: str
     error: str
+    builtin: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {"name": None, "kind": None, "plugin": self.plugin, "version": self.version,
-                "builtin": False, "status": f"failed ({self.stage})", "error": self.error,
+                "builtin": self.builtin, "status": f"failed ({self.stage})", "error": self.error,
                 "description": ""}
 
 
@@ -143,7 +144,8 @@ def build_registry(plugins: Iterable[Any] = (), *, builtins: bool = True,
                 pm.register(module, name=module_name)
                 origins[module_name] = ("pmkit", True)
             except Exception as exc:  # a broken built-in must not break the tool either
-                registry.failures.append(PluginFailure(module_name, _pmkit_version(), "import", _describe(exc)))
+                registry.failures.append(PluginFailure(module_name, _pmkit_version(), "import", _describe(exc),
+                                                       builtin=True))
 
     if entry_points is None:
         entry_points = os.environ.get(DISABLE_ENV, "").strip().lower() not in {"1", "true", "yes"}
@@ -179,9 +181,11 @@ def build_registry(plugins: Iterable[Any] = (), *, builtins: bool = True,
 
 def _collect(registry: Registry, pm: pluggy.PluginManager, kind: str, hook_name: str,
              origins: dict[str, tuple[str, bool]]) -> None:
-    # Call order puts third parties before trylast built-ins, so the first to claim a name wins.
+    # Third parties in the order they were loaded, then the built-ins: the first to claim a name wins.
     hook = getattr(pm.hook, hook_name)
-    for impl in hook.get_hookimpls()[::-1]:
+    order = {name: i for i, name in enumerate(origins)}
+    impls = sorted(hook.get_hookimpls(), key=lambda impl: (bool(impl.trylast), order.get(impl.plugin_name, -1)))
+    for impl in impls:
         plugin, builtin = origins.get(impl.plugin_name, (impl.plugin_name, False))
         version = _pmkit_version() if builtin else _dist_version(plugin)
         collected: list[Any] = []
