@@ -184,6 +184,12 @@ def test_call_tree_depth_sort_and_min_share(sample):
     report = analyse(experiment, models)
     shallow = render(call_tree_view(report, depth=2), 120)
     assert "solve +3" in shallow and "halo" not in shallow
+    solve = next(line for line in shallow.splitlines() if "solve +3" in line)
+    branch = [report.row(p) for p in LAWS if p.startswith("main->solve")]
+    assert format_share(sum(r.share for r in branch)) in solve  # a collapsed row counts its callees
+    assert format_value(sum(r.predicted for r in branch), "s") in solve
+    assert "p^1.5" in solve  # and shows the fastest growth below it (halo)
+    assert "+N counts its N hidden callees" in shallow
     by_name = render(call_tree_view(report, sort="name", min_share=0.0), 120)
     assert by_name.index("├ init") < by_name.index("├ io") < by_name.index("└ solve")
     assert by_name.index("MPI_Allreduce") < by_name.index("compute") < by_name.index("halo")

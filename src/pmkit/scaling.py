@@ -211,6 +211,7 @@ class CallpathScaling:
     prior_note: str | None = None
     branch_share: float = math.nan
     branch_predicted_share: float = math.nan
+    branch_predicted: float = math.nan
 
     @property
     def has_model(self) -> bool:
@@ -265,6 +266,26 @@ class ScalingReport:
 
     def roots(self) -> list[CallpathScaling]:
         return [self.rows[i] for i in self.experiment.callpaths.roots()]
+
+    def branch(self, index: int) -> list[CallpathScaling]:
+        """The row at ``index`` and every row below it."""
+        out, stack = [], [index]
+        while stack:
+            i = stack.pop()
+            out.append(self.rows[i])
+            stack.extend(self.experiment.callpaths.children(i))
+        return out
+
+    def branch_growth(self, index: int, min_share: float = 0.0) -> CallpathScaling | None:
+        """The fastest-growing row in the branch at ``index`` taking at least ``min_share`` at the target.
+
+        Lets a collapsed call path show that something below it grows; None when nothing has a model.
+        """
+        rows = [r for r in self.branch(index) if r.has_model and r.growth_class is not None
+                and (r.index == index or (math.isfinite(r.predicted_share) and r.predicted_share >= min_share))]
+        if not rows:
+            return None
+        return max(rows, key=lambda r: (r.growth_class.order, _or_zero(r.growth), r.index == index))
 
     def ranking(self, min_share: float = 0.0, limit: int | None = None) -> list[CallpathScaling]:
         """Call paths whose model grows towards the target, fastest first.
@@ -352,7 +373,7 @@ def analyse(experiment: Experiment, models: ModelSet | Sequence[Model], metric: 
                                     growth_of(model.function) if model is not None else None,
                                     prior_note(model, (constraints or {}).get(cp.path), experiment.parameters),
                                     _part(branch_measured[i], total_measured),
-                                    _part(branch_predicted[i], total_predicted)))
+                                    _part(branch_predicted[i], total_predicted), float(branch_predicted[i])))
     return ScalingReport(experiment, metric, info.unit, info.inclusive, measure, reference, ref, goal,
                          total_measured, total_predicted, rows)
 
@@ -435,7 +456,8 @@ class PlotData:
 
     ``curve_x``/``curve_y`` sample the model from the smallest measured value to the target;
     ``log_x`` is set when the measured values are powers of two or the axis spans a factor of
-    :data:`LOG_AXIS_RATIO` or more, ``log_y`` when the values span more than two decades.
+    :data:`LOG_AXIS_RATIO` or more; ``log_y`` when the values span more than two decades, or more
+    than one on a log ``x`` axis (a power law is then a straight line).
     """
 
     parameter: str
@@ -541,5 +563,6 @@ def _plot_data(report: ScalingReport, row: CallpathScaling, points: list[PointSt
         curve_y = np.full(len(curve_x), np.nan)
     values = np.concatenate([low, high, curve_y[np.isfinite(curve_y)]])
     positive = values[values > 0]
-    log_y = bool(len(positive) == len(values) and len(positive) > 1 and positive.max() / positive.min() > 100)
+    ratio = positive.max() / positive.min() if len(positive) > 1 else 1.0
+    log_y = bool(len(positive) == len(values) and (ratio > 100 or (log_x and ratio > 10)))
     return PlotData(parameter, fixed, x, mean, low, high, curve_x, curve_y, float(x.max()), log_x, log_y)

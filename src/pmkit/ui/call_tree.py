@@ -14,7 +14,7 @@ from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 from rich.text import Text
 
-from pmkit.scaling import CallpathScaling, ScalingReport
+from pmkit.scaling import RANKING_SHARE, CallpathScaling, ScalingReport
 from pmkit.ui.quantities import format_point, format_share, format_value, growth_style
 
 
@@ -55,7 +55,8 @@ def path_text(path: str, width: int | None = None) -> Text:
 
 
 def _significant(row: CallpathScaling, min_share: float) -> bool:
-    return any(math.isfinite(s) and s >= min_share for s in (row.share, row.predicted_share))
+    shares = (row.share, row.predicted_share, row.branch_share, row.branch_predicted_share)
+    return any(math.isfinite(s) and s >= min_share for s in shares)
 
 
 def visible_rows(report: ScalingReport, *, depth: int | None = None, min_share: float = 0.0,
@@ -137,6 +138,8 @@ class CallTreeView:
         order = {"share": "their branch's share then" if not report.inclusive else "share then",
                  "growth": "growth", "name": "name"}[self.sort]
         caption = f"{report.metric} is {kind}; siblings sorted by {order}"
+        if not report.inclusive and any(hidden for _, _, hidden, _ in self.rows):
+            caption += "; a row marked +N counts its N hidden callees (growth: the fastest of them)"
         needed = max((_label_width(guide, row, hidden, folded, self.min_share)
                       for row, guide, hidden, folded in self.rows), default=12)
         path_width = needed
@@ -158,19 +161,30 @@ class CallTreeView:
         table.add_column("share\nnow", justify="right", no_wrap=True)
         table.add_column(f"at {format_point(report.target)}", justify="right", no_wrap=False, min_width=8)
         table.add_column("share\nthen", justify="right", no_wrap=True)
-        for label, (row, _, _, _) in zip(labels, self.rows, strict=True):
+        for label, (row, _, hidden, _) in zip(labels, self.rows, strict=True):
             if row is None:
                 table.add_row(label, "", "", "", "", "")
                 continue
             model = model_text(row)
             for note in prior_notes(row):
                 model.append(f"\n{note}", style="dim italic")
-            share_then = Text(format_share(row.predicted_share))
-            if math.isfinite(row.predicted_share) and math.isfinite(row.share) \
-                    and row.predicted_share > 1.5 * row.share and row.predicted_share >= 0.05:
+            branch = hidden and not report.inclusive
+            now, then = (row.branch_share, row.branch_predicted_share) if branch else (row.share, row.predicted_share)
+            value = row.branch_predicted if branch else row.predicted
+            share_then = Text(format_share(then))
+            if math.isfinite(then) and math.isfinite(now) and then > 1.5 * now and then >= 0.05:
                 share_then.stylize("bold red")
-            table.add_row(label, model, growth_text(row), format_share(row.share),
-                          format_value(row.predicted, report.unit), share_then)
+            cells = [Text(format_share(now)), Text(format_value(value, report.unit)), share_then]
+            if branch:
+                for cell in cells:
+                    cell.stylize("italic")
+            growth = growth_text(row)
+            if branch:
+                fastest = report.branch_growth(row.index, self.min_share * RANKING_SHARE)
+                if fastest is not None and fastest.index != row.index:
+                    growth = growth_text(fastest)
+                    growth.stylize("italic")
+            table.add_row(label, model, growth, *cells)
         return table
 
 

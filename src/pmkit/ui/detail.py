@@ -40,7 +40,6 @@ def summary_view(detail: CallpathDetail) -> Table:
     grid.add_column(style="bold", no_wrap=True)
     grid.add_column(overflow="fold")
     grid.add_row("call path", Text(row.callpath, style="bold"))
-    grid.add_row("metric", f"{detail.metric}" + (f" ({detail.unit})" if detail.unit else ""))
     grid.add_row("model", model_text(row, digits=4))
     model = row.model
     if model is not None and model.function is not None:
@@ -49,11 +48,10 @@ def summary_view(detail: CallpathDetail) -> Table:
                f"{format_point(detail.target)}"
         grid.add_row("growth", growth_text(row).append(span, style=""))
         q = model.quality
-        quality = (f"SMAPE {_figure(q.smape, 3, '%')}   adj. R² {_r2(q.adjusted_r2)}   "
-                   f"RSS {_figure(q.rss, 3)}   CV-SMAPE {_figure(q.cv_smape, 3, '%')}")
-        grid.add_row("quality", quality + (f"   ({model.n_points} points)" if model.n_points else ""))
+        grid.add_row("quality", f"SMAPE {_figure(q.smape, 3, '%')}  adj. R² {_r2(q.adjusted_r2)}  "
+                                f"RSS {_figure(q.rss, 3)}  CV-SMAPE {_figure(q.cv_smape, 3, '%')}")
     if model is not None:
-        grid.add_row("modeler", model.modeler or "–")
+        grid.add_row("modeler", (model.modeler or "–") + (f", {model.n_points} points" if model.n_points else ""))
         for note in model.notes:
             grid.add_row("note", Text(note, style="italic"))
     grid.add_row("share", f"{format_share(row.share)} of the total now, "

@@ -83,7 +83,7 @@ def markdown_report(report: ScalingReport, *, source: str | None = None, finding
         rows = []
         for row, _guide, hidden, folded in visible_rows(report, depth=depth, min_share=min_share, sort=sort):
             if row is None:
-                rows.append([f"… {folded} more", f"below {format_share(min_share)} now and then", "", "", "", ""])
+                rows.append([f"… {folded} more <{format_share(min_share)}", "", "", "", "", ""])
                 continue
             name = "&nbsp;&nbsp;" * row.depth + _code(row.callpath if row.depth == 0 else "->" + row.name)
             if hidden:
@@ -92,8 +92,12 @@ def markdown_report(report: ScalingReport, *, source: str | None = None, finding
             notes = prior_notes(row)
             if notes:
                 model += " — " + "; ".join(notes)
-            rows.append([name, model, _growth(row), format_share(row.share), format_value(row.predicted, unit),
-                         format_share(row.predicted_share)])
+            if hidden and not report.inclusive:
+                numbers = (row.branch_share, row.branch_predicted, row.branch_predicted_share)
+            else:
+                numbers = (row.share, row.predicted, row.predicted_share)
+            rows.append([name, model, _growth(row), format_share(numbers[0]), format_value(numbers[1], unit),
+                         format_share(numbers[2])])
         lines += _table(["call path", "model", "growth", "share now", f"at {format_point(report.target)}",
                          "share then"], rows, right=(3, 4, 5))
     if findings is not None:
