@@ -35,7 +35,8 @@ def test_evaluate_vectorized_matches_formula():
 
 
 def test_evaluate_two_parameters_by_array_and_mapping():
-    f = Function(("p", "n"), 1.0, (Term(2.0, (Factor("p", 1), Factor("n", Fraction(1, 2)))), Term(3.0, (Factor("n", 0, 1),))))
+    f = Function(("p", "n"), 1.0, (Term(2.0, (Factor("p", 1), Factor("n", Fraction(1, 2)))),
+                                   Term(3.0, (Factor("n", 0, 1),))))
     pts = np.array([[4.0, 16.0], [8.0, 64.0]])
     expected = 1 + 2 * pts[:, 0] * np.sqrt(pts[:, 1]) + 3 * np.log2(pts[:, 1])
     np.testing.assert_allclose(f.evaluate(pts), expected)
@@ -79,8 +80,8 @@ def test_trivial_factors_are_dropped_and_duplicates_rejected():
 fractions = st.fractions(min_value=-6, max_value=6, max_denominator=12)
 
 
-@given(c0=st.floats(-1e6, 1e6), c1=st.floats(-1e6, 1e6), e=fractions, l=fractions)
-def test_json_round_trip(c0, c1, e, l):
-    f = Function(("p", "n"), c0, (Term(c1, (Factor("p", e, l), Factor("n", 1, 0))),))
+@given(c0=st.floats(-1e6, 1e6), c1=st.floats(-1e6, 1e6), e=fractions, log_e=fractions)
+def test_json_round_trip(c0, c1, e, log_e):
+    f = Function(("p", "n"), c0, (Term(c1, (Factor("p", e, log_e), Factor("n", 1, 0))),))
     again = Function.from_json(json.loads(json.dumps(f.to_json())), ("p", "n"))
     assert again == f

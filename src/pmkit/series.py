@@ -68,7 +68,7 @@ class SeriesBatch:
         for m in metric_names:
             arr = experiment.measurements[m][cp_index]
             if arr.shape[2] < reps:
-                pad = np.full(arr.shape[:2] + (reps - arr.shape[2],), np.nan)
+                pad = np.full((*arr.shape[:2], reps - arr.shape[2]), np.nan)
                 arr = np.concatenate([arr, pad], axis=2)
             blocks.append(arr)
         values = np.concatenate(blocks, axis=0)
