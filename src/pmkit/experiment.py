@@ -297,35 +297,34 @@ class ExperimentBuilder:
         if not self._values:
             raise InputError(self.source, "no measured values were found")
         n_cp, n_pt = len(self.callpaths), len(self._points)
+        by_metric: dict[str, list[tuple[int, int, list[float]]]] = {name: [] for name in self._metrics}
+        for (m, cp, pt), vals in self._values.items():
+            by_metric[m].append((cp, pt, vals))
         measurements: dict[str, np.ndarray] = {}
-        for name in self._metrics:
-            reps = max((len(v) for (m, _, _), v in self._values.items() if m == name), default=0)
+        for name, entries in by_metric.items():
+            reps = max((len(v) for _, _, v in entries), default=0)
             arr = np.full((n_cp, n_pt, max(reps, 1)), np.nan)
-            for (m, cp, pt), vals in self._values.items():
-                if m == name:
-                    arr[cp, pt, : len(vals)] = vals
+            for cp, pt, vals in entries:
+                arr[cp, pt, : len(vals)] = vals
             measurements[name] = arr
         locations = self._build_locations(n_cp, n_pt) if self._locations else None
         return Experiment(self.parameters, np.array(list(self._points), dtype=float), self.callpaths,
                           tuple(self._metrics.values()), measurements, locations, self.provenance)
 
     def _build_locations(self, n_cp: int, n_pt: int) -> dict[str, list[np.ndarray | None]]:
-        out: dict[str, list[np.ndarray | None]] = {}
-        for name in self._metrics:
-            per_point: list[np.ndarray | None] = [None] * n_pt
-            for pt in range(n_pt):
-                entries = {cp: reps for (m, cp, p), reps in self._locations.items() if m == name and p == pt}
-                if not entries:
-                    continue
-                n_rep = max(len(r) for r in entries.values())
-                n_loc = max(a.shape[0] for r in entries.values() for a in r)
-                arr = np.full((n_cp, n_rep, n_loc), np.nan)
-                for cp, reps in entries.items():
-                    for r, a in enumerate(reps):
-                        arr[cp, r, : a.shape[0]] = a
-                per_point[pt] = arr
-            out[name] = per_point
-        return out
+        grouped: dict[tuple[str, int], dict[int, list[np.ndarray]]] = {}
+        for (m, cp, pt), reps in self._locations.items():
+            grouped.setdefault((m, pt), {})[cp] = reps
+        out: dict[str, list[np.ndarray | None]] = {name: [None] * n_pt for name in self._metrics}
+        for (name, pt), entries in grouped.items():
+            n_rep = max(len(r) for r in entries.values())
+            n_loc = max(a.shape[0] for r in entries.values() for a in r)
+            arr = np.full((n_cp, n_rep, n_loc), np.nan)
+            for cp, reps in entries.items():
+                for r, a in enumerate(reps):
+                    arr[cp, r, : a.shape[0]] = a
+            out[name][pt] = arr
+        return {name: per_point for name, per_point in out.items() if any(a is not None for a in per_point)}
 
 
 EVENT_COLUMNS: Mapping[str, Any] = {
