@@ -333,3 +333,19 @@ def test_format_value(value, unit, text):
 
 def test_format_share():
     assert [format_share(s) for s in (0.4213, 0.0004, 1.0, math.nan)] == ["42.1%", "<0.1%", "100%", "–"]
+
+
+def test_negative_predictions_and_thin_designs_are_flagged():
+    laws = {"main": simple_function("p", 2.0, -0.3, 0, 1)}  # turns negative beyond p = 2^(2/0.3) ≈ 101
+    builder = ExperimentBuilder(["p"])
+    builder.add_metric("time", "s")
+    for p in (8, 16, 32):
+        builder.add_values("main", "time", [p], [laws["main"].evaluate(float(p))])
+    experiment = builder.build()
+    models = ModelSet(["p"], [Model("main", "time", laws["main"])])
+    console = Console(width=100, record=True, file=io.StringIO(), color_system=None)
+    render_show(console, experiment, models)
+    text = console.export_text()
+    assert "the model is negative at the target" in text
+    assert re.search(r"-\d[\d.]* ms!", text)
+    assert "p has 3 measured values; models and predictions are unreliable below 5" in text

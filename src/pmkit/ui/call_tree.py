@@ -138,6 +138,8 @@ class CallTreeView:
         order = {"share": "their branch's share then" if not report.inclusive else "share then",
                  "growth": "growth", "name": "name"}[self.sort]
         caption = f"{report.metric} is {kind}; siblings sorted by {order}"
+        if any(r is not None and r.predicted < 0 for r, *_ in self.rows):
+            caption += "; ! the model is negative at the target: it does not hold that far"
         if not report.inclusive and any(hidden for _, _, hidden, _ in self.rows):
             caption += "; a row marked +N counts its N hidden callees (growth: the fastest of them)"
         needed = max((_label_width(guide, row, hidden, folded, self.min_share)
@@ -148,7 +150,7 @@ class CallTreeView:
             growth = max([6, *(growth_text(r).cell_len for r in rows)])
             values = max([6, *(len(format_value(r.predicted, report.unit)) for r in rows)])
             model = max([5, *(model_text(r).cell_len for r in rows)])
-            header = f"at {format_point(report.target)}"
+            header = target_header(report)
             values = max(values, len(header) if len(header) <= 12 else max(map(len, header.split())))
             others = growth + 5 + values + 5 + 2 * 5 + 1
             path_width = max(12, min(needed, width - others - min(model, 18)))
@@ -159,7 +161,7 @@ class CallTreeView:
         table.add_column("model", overflow="fold", min_width=12)
         table.add_column("growth", overflow="fold", min_width=6)
         table.add_column("share\nnow", justify="right", no_wrap=True)
-        table.add_column(f"at {format_point(report.target)}", justify="right", no_wrap=False, min_width=8)
+        table.add_column(target_header(report), justify="right", no_wrap=False, min_width=8)
         table.add_column("share\nthen", justify="right", no_wrap=True)
         for label, (row, _, hidden, _) in zip(labels, self.rows, strict=True):
             if row is None:
@@ -174,7 +176,7 @@ class CallTreeView:
             share_then = Text(format_share(then))
             if math.isfinite(then) and math.isfinite(now) and then > 1.5 * now and then >= 0.05:
                 share_then.stylize("bold red")
-            cells = [Text(format_share(now)), Text(format_value(value, report.unit)), share_then]
+            cells = [Text(format_share(now)), value_text(value, report.unit), share_then]
             if branch:
                 for cell in cells:
                     cell.stylize("italic")
@@ -186,6 +188,19 @@ class CallTreeView:
                     growth.stylize("italic")
             table.add_row(label, model, growth, *cells)
         return table
+
+
+def target_header(report: ScalingReport) -> str:
+    """``at p=2048`` for the prediction column; ``at target`` when the point is too long for a header."""
+    text = f"at {format_point(report.target)}"
+    return text if len(text) <= 16 else "at target"
+
+
+def value_text(value: float, unit: str) -> Text:
+    """A predicted value; a negative one is flagged (``!``, yellow), since no time or count is negative."""
+    if value < 0:
+        return Text(format_value(value, unit) + "!", style="yellow")
+    return Text(format_value(value, unit))
 
 
 def _label_width(guide: str, row: CallpathScaling | None, hidden: int, folded: int, min_share: float) -> int:

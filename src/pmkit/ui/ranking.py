@@ -8,7 +8,7 @@ from rich.table import Table
 from rich.text import Text
 
 from pmkit.scaling import ScalingReport
-from pmkit.ui.call_tree import growth_text, model_text, path_text
+from pmkit.ui.call_tree import growth_text, model_text, path_text, value_text
 from pmkit.ui.quantities import format_growth_factor, format_point, format_share, format_value
 
 
@@ -64,6 +64,6 @@ def _table(report: ScalingReport, rows: list, heading: str, min_share: float, wi
     table.add_column("share\nthen", justify="right", no_wrap=True)
     for rank, row in enumerate(rows, 1):
         table.add_row(str(rank), path_text(row.callpath, path_width), model_text(row), growth_text(row),
-                      format_growth_factor(row.growth), format_value(row.predicted, report.unit),
+                      format_growth_factor(row.growth), value_text(row.predicted, report.unit),
                       format_share(row.predicted_share))
     return table

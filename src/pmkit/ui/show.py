@@ -38,6 +38,24 @@ def _ranges(experiment: Experiment) -> str:
     return ", ".join(parts)
 
 
+MIN_VALUES = 5
+"""Extra-P's guidance: five values per parameter for a model to be trusted (three at the very least)."""
+
+
+def data_warnings(experiment: Experiment) -> list[str]:
+    """What in the measurement design limits the models: too few values of a parameter."""
+    out = []
+    for i, name in enumerate(experiment.parameters):
+        count = len(np.unique(experiment.points[:, i]))
+        if count < 3:
+            out.append(f"{name} has {_plural(count, 'measured value')}: growth in {name} cannot be modeled, "
+                       f"predictions are constant; measure at least {MIN_VALUES} values")
+        elif count < MIN_VALUES:
+            out.append(f"{name} has {count} measured values; models and predictions are unreliable below "
+                       f"{MIN_VALUES}")
+    return out
+
+
 def header_view(report: ScalingReport, models: Sequence[Model], *, source: str | None = None) -> Table:
     """What was read and modeled, and which two points the view compares."""
     experiment = report.experiment
@@ -62,6 +80,8 @@ def header_view(report: ScalingReport, models: Sequence[Model], *, source: str |
     grid.add_row("now", f"{format_point(report.reference)} (largest measured)")
     grid.add_row("target", f"{format_point(report.target)}"
                            + (f" ({DEFAULT_SCALE_UP:g}× the largest; choose with --at)" if is_default else ""))
+    for warning in data_warnings(experiment):
+        grid.add_row(Text("warning", style="yellow"), Text(warning, style="yellow"))
     for path, problem in experiment.provenance.skipped:
         grid.add_row(Text("skipped", style="yellow"), Text(f"{path}: {problem}", style="yellow"))
     return grid
