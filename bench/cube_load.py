@@ -9,9 +9,10 @@ Usage::
 Studies: the real ``extrap-mm-single`` (9 runs, 4 call paths) and a generated one of 50 runs
 (10 points × 5 repetitions) × 500 call paths × 10 metrics × 64 locations written with
 :mod:`pmkit.testing.cubewriter`.  For each it prints pmkit's load time (serial and with worker
-processes), pmkit's load + model time, Extra-P's wall time for ``extrap --cube DIR`` (load + model
-with its default modeler, run as a subprocess because Extra-P pins numpy<2) and the ratio, and
-checks that both read the same number of call paths and metrics.  Extra-P's interpreter is
+processes), pmkit's model time (warm), then end to end in a new process each — pmkit's
+``pmkit.model(pmkit.read(DIR))`` and ``extrap --cube DIR`` (Extra-P's default modeler; a separate
+interpreter because Extra-P pins numpy<2) — and their ratio, and checks both read the same call
+paths.  ``--breakdown`` adds Extra-P's own load and model times measured inside its process.  Extra-P's interpreter is
 ``$PMKIT_EXTRAP_PYTHON`` or ``/tmp/extrap-venv/bin/python``.
 """
 
@@ -82,7 +83,7 @@ def extrap_python() -> Path | None:
 
 
 def run_extrap(folder: Path) -> tuple[float, str]:
-    """Wall time of ``extrap --cube FOLDER`` (load + default modeler) and its printed call paths."""
+    """Wall time of ``extrap --cube FOLDER`` (load + default modeler, cold) and its printed call paths."""
     python = extrap_python()
     if python is None:
         return float("nan"), "Extra-P not found (set PMKIT_EXTRAP_PYTHON)"
@@ -95,44 +96,85 @@ def run_extrap(folder: Path) -> tuple[float, str]:
     return elapsed, done.stdout
 
 
-def bench(folder: Path, label: str) -> None:
+_EXTRAP_BREAKDOWN = """
+import sys, time, warnings
+warnings.simplefilter("ignore")
+from extrap.fileio.file_reader.cube_file_reader2 import CubeFileReader2
+from extrap.modelers.model_generator import ModelGenerator
+t = time.perf_counter(); e = CubeFileReader2().read_cube_file(sys.argv[1], "weak"); load = time.perf_counter() - t
+t = time.perf_counter(); ModelGenerator(e).model_all(); model = time.perf_counter() - t
+print(load, model)
+"""
+
+
+def extrap_breakdown(folder: Path) -> tuple[float, float]:
+    """Extra-P's own load and model times, measured inside its process (no start-up)."""
+    python = extrap_python()
+    if python is None:
+        return float("nan"), float("nan")
+    done = subprocess.run([str(python), "-c", _EXTRAP_BREAKDOWN, str(folder)], capture_output=True, text=True,
+                          check=False)
+    try:
+        load, model = (float(x) for x in done.stdout.split())
+    except ValueError:
+        return float("nan"), float("nan")
+    return load, model
+
+
+_PMKIT_COLD = "import sys, pmkit; pmkit.model(pmkit.read(sys.argv[1]))"
+
+
+def bench(folder: Path, label: str, breakdown: bool) -> None:
     import pmkit
     from pmkit.readers.cube import read_cube
 
     print(f"== {label}: {folder}")
     exp, t_serial = _timed(read_cube, folder, jobs=1, progress=False)
-    _, t_parallel = _timed(read_cube, folder, jobs=0, progress=False)
-    n_files = len(exp.provenance.sources)
-    print(f"   {n_files} files, {len(exp.callpaths)} call paths, {len(exp.metrics)} metrics, "
-          f"{len(exp.points)} points")
-    print(f"   pmkit load, serial          {t_serial:8.3f} s")
-    print(f"   pmkit load, jobs=auto       {t_parallel:8.3f} s")
-    t_model = float("nan")
+    _, t_parallel = _timed(read_cube, folder, jobs=2, progress=False)
+    _, t_auto = _timed(read_cube, folder, jobs=0, progress=False)
+    print(f"   {len(exp.provenance.sources)} files, {len(exp.callpaths)} call paths, {len(exp.metrics)} metrics, "
+          f"{len(exp.points)} points, {sum(v.size for v in exp.measurements.values())} values")
+    print(f"   pmkit load, in process: serial {t_serial:.3f} s, 2 worker processes {t_parallel:.3f} s, "
+          f"jobs=auto {t_auto:.3f} s")
     try:
+        pmkit.model(exp)  # warm-up: numba loads its compiled kernels on first use
         _, t_model = _timed(pmkit.model, exp)
-    except Exception as exc:  # the default modeler may not be registered yet
+        print(f"   pmkit model, in process (warm) {t_model:.3f} s for {len(exp.callpaths) * len(exp.metrics)} series")
+    except Exception as exc:  # the default modeler may be missing in a partial checkout
         print(f"   pmkit model: unavailable ({type(exc).__name__}: {exc})")
-    else:
-        print(f"   pmkit model (all series)    {t_model:8.3f} s")
-    pmkit_total = min(t_serial, t_parallel) + (0.0 if np.isnan(t_model) else t_model)
+        return
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", _PMKIT_COLD, str(folder)], capture_output=True, text=True,
+                          check=False)
+    t_pmkit = time.perf_counter() - start
+    if done.returncode != 0:
+        print(f"   pmkit end to end failed: {done.stderr.strip()[-500:]}")
+        return
+    print(f"   pmkit end to end (new process: import, read, model)  {t_pmkit:8.3f} s")
+    if breakdown:
+        load, model = extrap_breakdown(folder)
+        print(f"   Extra-P in process: load {load:.3f} s, model {model:.3f} s")
     t_extrap, output = run_extrap(folder)
     if np.isnan(t_extrap):
         print(f"   Extra-P: {output}")
         return
     extrap_paths = [line for line in output.splitlines() if line.strip()]
-    print(f"   Extra-P load + model        {t_extrap:8.3f} s   ({len(extrap_paths)} call paths printed)")
-    what = "load + model" if not np.isnan(t_model) else "load only"
-    print(f"   pmkit {what} {pmkit_total:.3f} s → Extra-P / pmkit = {t_extrap / pmkit_total:.1f}×")
+    same = "same call paths" if len(extrap_paths) == len(exp.callpaths) else "DIFFERENT call path count"
+    print(f"   extrap --cube end to end (new process)               {t_extrap:8.3f} s   "
+          f"({len(extrap_paths)} call paths: {same})")
+    print(f"   Extra-P / pmkit end to end = {t_extrap / t_pmkit:.1f}×")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--study", choices=("mm", "generated", "both"), default="both")
     parser.add_argument("--keep", type=Path, help="write the generated study here and keep it")
+    parser.add_argument("--breakdown", action="store_true", help="also time Extra-P's load and model in process "
+                        "(runs Extra-P a second time)")
     args = parser.parse_args()
     if args.study in ("mm", "both"):
         if MM_SINGLE.is_dir():
-            bench(MM_SINGLE, "extrap-mm-single (real Score-P study)")
+            bench(MM_SINGLE, "extrap-mm-single (real Score-P study)", args.breakdown)
         else:
             print(f"skipping extrap-mm-single: {MM_SINGLE} is absent", file=sys.stderr)
     if args.study in ("generated", "both"):
@@ -141,7 +183,7 @@ def main() -> None:
             if not any(folder.glob("*/profile.cubex")):
                 _, t_gen = _timed(generate_study, folder)
                 print(f"(generated 50 runs × 500 call paths × 10 metrics × 64 locations in {t_gen:.1f} s)")
-            bench(folder, "generated study")
+            bench(folder, "generated study", args.breakdown)
 
 
 if __name__ == "__main__":
