@@ -218,3 +218,20 @@ def test_real_cube_study(shared_data):
         assert name in out
     assert "9 points x=1…2000" in out and "target x=8000" in out
     assert "Fastest growing towards x=8000" in out
+
+
+def test_example_study_at_80_columns(tmp_path):
+    """The README's command on the example study: at 80 columns no column is cut off."""
+    from pmkit.testing.example_study import main as write_study
+
+    write_study([str(tmp_path / "example-study")])
+    result = run("show", str(tmp_path / "example-study"), columns=80)
+    assert result.returncode == 0, result.stderr
+    tree = result.stdout.split("Call tree")[1].split("time is exclusive")[0]
+    rows = [line for line in tree.splitlines() if re.search(r"\d%", line)]
+    assert len(rows) > 10
+    cut = [line for line in rows if not re.search(r"(%|–)$", line.rstrip())]
+    assert not cut, f"last column cut off: {cut[:3]}"
+    ranking = result.stdout.split("Fastest growing towards p=2048")[1]
+    assert "MPI_Gather" in ranking and "MPI_Allreduce" in ranking
+    assert ranking.index("MPI_Gather") < ranking.index("MPI_Allreduce")

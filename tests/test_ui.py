@@ -61,7 +61,7 @@ def sample():
 
 def render(renderable, width: int) -> str:
     console = Console(width=width, file=io.StringIO(), color_system=None, force_terminal=False)
-    console.print(renderable)
+    console.print(renderable, crop=False)  # lines too wide must show, not be cut at the width
     return console.file.getvalue()
 
 
@@ -349,3 +349,17 @@ def test_negative_predictions_and_thin_designs_are_flagged():
     assert "the model is negative at the target" in text
     assert re.search(r"-\d[\d.]* ms!", text)
     assert "p has 3 measured values; models and predictions are unreliable below 5" in text
+
+
+def test_views_fit_every_width(sample):
+    """Columns are sized from the width they are printed at: no line may spill over, however narrow."""
+    names = [f"Region{i}With{'Long' * i}CamelCaseName" for i in range(5)]
+    chain = {"main->solve->halo->" + "->".join(names[:i + 1]): simple_function("p", 0.3 + i / 10, 0, 0, 0)
+             for i in range(4)}
+    deep = {**LAWS, **chain, "main->solve->halo->" + "->".join(names): simple_function("p", 0.5, 0.01, 2, 1)}
+    experiment, models = build(deep)
+    report = analyse(experiment, models)
+    for width in range(60, 201, 7):
+        for view in (call_tree_view(report, min_share=0.0), call_tree_view(report, depth=3), ranking_view(report),
+                     detail_view(detail(report, "main->solve->halo"))):
+            assert_fits(render(view, width), width)

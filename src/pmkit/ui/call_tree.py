@@ -131,6 +131,29 @@ class CallTreeView:
             labels.append(_wrapped_label(guide, name, style, suffix, width))
         return labels
 
+    def _cells(self, row: CallpathScaling, hidden: int) -> tuple[Text, Text, Text, Text, Text]:
+        """Model, growth, share now, value and share at the target; a collapsed row counts its callees."""
+        report = self.report
+        model = model_text(row)
+        for note in prior_notes(row):
+            model.append(f"\n{note}", style="dim italic")
+        branch = bool(hidden) and not report.inclusive
+        now, then = (row.branch_share, row.branch_predicted_share) if branch else (row.share, row.predicted_share)
+        value = row.branch_predicted if branch else row.predicted
+        share_then = Text(format_share(then))
+        if math.isfinite(then) and math.isfinite(now) and then > 1.5 * now and then >= 0.05:
+            share_then.stylize("bold red")
+        numbers = [Text(format_share(now)), value_text(value, report.unit), share_then]
+        growth = growth_text(row)
+        if branch:
+            for cell in numbers:
+                cell.stylize("italic")
+            fastest = report.branch_growth(row.index, self.min_share * RANKING_SHARE)
+            if fastest is not None and fastest.index != row.index:
+                growth = growth_text(fastest)
+                growth.stylize("italic")
+        return model, growth, *numbers
+
     def table(self, width: int | None = None) -> Table:
         """The tree laid out for ``width`` columns (None: as wide as the content)."""
         report = self.report
@@ -142,52 +165,46 @@ class CallTreeView:
             caption += "; ! the model is negative at the target: it does not hold that far"
         if not report.inclusive and any(hidden for _, _, hidden, _ in self.rows):
             caption += "; a row marked +N counts its N hidden callees (growth: the fastest of them)"
+        cells = [None if row is None else self._cells(row, hidden) for row, _, hidden, _ in self.rows]
         needed = max((_label_width(guide, row, hidden, folded, self.min_share)
                       for row, guide, hidden, folded in self.rows), default=12)
+        header = target_header(report)
+        gap = _gap(width)
+        columns = list(zip(*(c for c in cells if c is not None), strict=True)) or [()] * 5
+        model_w = min(max([5, *(t.cell_len for t in columns[0])]), 10)
+        growth_w = max([6, *(t.cell_len for t in columns[1])])
+        now_w = max([5, *(t.cell_len for t in columns[2])])
+        value_w = max([max(map(len, header.split())), *(t.cell_len for t in columns[3])])
+        then_w = max([5, *(t.cell_len for t in columns[4])])
         path_width = needed
         if width is not None:
-            rows = [r for r, *_ in self.rows if r is not None]
-            growth = max([6, *(growth_text(r).cell_len for r in rows)])
-            values = max([6, *(len(format_value(r.predicted, report.unit)) for r in rows)])
-            model = max([5, *(model_text(r).cell_len for r in rows)])
-            header = target_header(report)
-            values = max(values, len(header) if len(header) <= 12 else max(map(len, header.split())))
-            others = growth + 5 + values + 5 + 2 * 5 + 1
-            path_width = max(12, min(needed, width - others - min(model, 18)))
+            others = model_w + growth_w + now_w + value_w + then_w + 5 * gap + SLACK
+            path_width = max(12, min(needed, width - others))
         labels = self._labels(path_width if width is not None else None)
         table = Table(box=box.SIMPLE_HEAD, title=self.title, title_justify="left", pad_edge=False, show_edge=False,
-                      collapse_padding=True, caption=caption, caption_justify="left", caption_style="dim")
+                      collapse_padding=True, caption=caption, caption_justify="left", caption_style="dim",
+                      padding=(0, 1) if gap == 2 else (0, 0))
         table.add_column("call path", overflow="fold", width=path_width)
-        table.add_column("model", overflow="fold", min_width=12)
-        table.add_column("growth", overflow="fold", min_width=6)
+        table.add_column("model", overflow="fold", min_width=model_w)
+        table.add_column("growth", overflow="fold", min_width=growth_w)
         table.add_column("share\nnow", justify="right", no_wrap=True)
-        table.add_column(target_header(report), justify="right", no_wrap=False, min_width=8)
+        table.add_column(header, justify="right", no_wrap=False, min_width=value_w)
         table.add_column("share\nthen", justify="right", no_wrap=True)
-        for label, (row, _, hidden, _) in zip(labels, self.rows, strict=True):
-            if row is None:
-                table.add_row(label, "", "", "", "", "")
-                continue
-            model = model_text(row)
-            for note in prior_notes(row):
-                model.append(f"\n{note}", style="dim italic")
-            branch = hidden and not report.inclusive
-            now, then = (row.branch_share, row.branch_predicted_share) if branch else (row.share, row.predicted_share)
-            value = row.branch_predicted if branch else row.predicted
-            share_then = Text(format_share(then))
-            if math.isfinite(then) and math.isfinite(now) and then > 1.5 * now and then >= 0.05:
-                share_then.stylize("bold red")
-            cells = [Text(format_share(now)), value_text(value, report.unit), share_then]
-            if branch:
-                for cell in cells:
-                    cell.stylize("italic")
-            growth = growth_text(row)
-            if branch:
-                fastest = report.branch_growth(row.index, self.min_share * RANKING_SHARE)
-                if fastest is not None and fastest.index != row.index:
-                    growth = growth_text(fastest)
-                    growth.stylize("italic")
-            table.add_row(label, model, growth, *cells)
+        for label, row_cells in zip(labels, cells, strict=True):
+            table.add_row(label, *(row_cells or ("",) * 5))
         return table
+
+
+NARROW = 100
+"""Below this many columns the tree and the ranking separate their columns by one space, not two."""
+
+
+SLACK = 2
+"""Columns rich may widen by a cell beyond their content (a wrapped header); kept free so nothing spills."""
+
+
+def _gap(width: int | None) -> int:
+    return 1 if width is not None and width < NARROW else 2
 
 
 def target_header(report: ScalingReport) -> str:

@@ -8,8 +8,8 @@ from rich.table import Table
 from rich.text import Text
 
 from pmkit.scaling import ScalingReport
-from pmkit.ui.call_tree import growth_text, model_text, path_text, value_text
-from pmkit.ui.quantities import format_growth_factor, format_point, format_share, format_value
+from pmkit.ui.call_tree import SLACK, _gap, growth_text, model_text, path_text, value_text
+from pmkit.ui.quantities import format_growth_factor, format_point, format_share
 
 
 class RankingView:
@@ -44,26 +44,29 @@ def _table(report: ScalingReport, rows: list, heading: str, min_share: float, wi
     if not rows:
         return Text(f"{heading}: no call path taking ≥{format_share(min_share)} of the predicted total grows.",
                     style="green")
+    cells = [(str(rank), model_text(row), growth_text(row), Text(format_growth_factor(row.growth)),
+              value_text(row.predicted, report.unit), Text(format_share(row.predicted_share)))
+             for rank, row in enumerate(rows, 1)]
+    gap = _gap(width)
+    model_w = min(max(c[1].cell_len for c in cells), 14)
+    growth_w = max(6, *(c[2].cell_len for c in cells))
+    factor_w = max(1, *(c[3].cell_len for c in cells))
+    value_w = max(4, *(c[4].cell_len for c in cells))
+    share_w = max(5, *(c[5].cell_len for c in cells))
     path_width = None
     if width is not None:
         longest = max(len(r.callpath) for r in rows)
-        growth = max(growth_text(r).cell_len for r in rows)
-        values = max([4, *(len(format_value(r.predicted, report.unit)) for r in rows)])
-        factors = max(len(format_growth_factor(r.growth)) for r in rows)
-        model = max(model_text(r).cell_len for r in rows)
-        others = len(str(len(rows))) + growth + factors + values + 5 + 2 * 6
-        path_width = max(12, min(longest, width - others - min(model, 18)))
+        others = len(cells[-1][0]) + model_w + growth_w + factor_w + value_w + share_w + 6 * gap + SLACK
+        path_width = max(12, min(longest, width - others, max(int(width * 0.45), 24)))
     table = Table(box=box.SIMPLE_HEAD, title=heading, title_justify="left", pad_edge=False, show_edge=False,
-                  collapse_padding=True)
+                  collapse_padding=True, padding=(0, 1) if gap == 2 else (0, 0))
     table.add_column("#", justify="right", no_wrap=True)
     table.add_column("call path", overflow="fold", width=path_width)
-    table.add_column("model", overflow="fold", min_width=14)
-    table.add_column("growth", overflow="fold", min_width=6)
+    table.add_column("model", overflow="fold", min_width=model_w)
+    table.add_column("growth", overflow="fold", min_width=growth_w)
     table.add_column("×", justify="right", no_wrap=True)
-    table.add_column("then", justify="right", min_width=7)
+    table.add_column("then", justify="right", min_width=value_w)
     table.add_column("share\nthen", justify="right", no_wrap=True)
-    for rank, row in enumerate(rows, 1):
-        table.add_row(str(rank), path_text(row.callpath, path_width), model_text(row), growth_text(row),
-                      format_growth_factor(row.growth), value_text(row.predicted, report.unit),
-                      format_share(row.predicted_share))
+    for row, (rank, *rest) in zip(rows, cells, strict=True):
+        table.add_row(rank, path_text(row.callpath, path_width), *rest)
     return table
