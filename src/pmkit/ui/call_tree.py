@@ -171,7 +171,7 @@ class CallTreeView:
         header = target_header(report)
         gap = _gap(width)
         columns = list(zip(*(c for c in cells if c is not None), strict=True)) or [()] * 5
-        model_w = min(max([5, *(t.cell_len for t in columns[0])]), 10)
+        model_w = min(max([5, *(t.cell_len for t in columns[0])]), 8)
         growth_w = max([6, *(t.cell_len for t in columns[1])])
         now_w = max([5, *(t.cell_len for t in columns[2])])
         value_w = max([max(map(len, header.split())), *(t.cell_len for t in columns[3])])
