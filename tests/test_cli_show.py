@@ -192,7 +192,10 @@ def test_prior_shapes_models_and_is_shown(study, tmp_path, capsys):
         assert main(["show", str(study), "--prior", str(prior_file), "--prior-name", "fixed",
                      "--min-share", "0"]) == 0
         text = capsys.readouterr().out
-        assert "constant by fixed (no parameter reaches it)" in " ".join(text.split())
+        assert "constant by fixed" in text
+        prior = ["--prior", str(prior_file), "--prior-name", "fixed"]
+        assert main(["show", str(study), *prior, "--callpath", "halo"]) == 0
+        assert "constant by fixed (no parameter reaches it)" in " ".join(capsys.readouterr().out.split())
         tree = text.split("Fastest growing")[0]
         halo = next(line for line in tree.splitlines() if "halo" in line)
         assert "constant" in halo

@@ -53,7 +53,8 @@ def _add_input_arguments(parser: argparse.ArgumentParser) -> None:
 def _add_show_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--at", metavar="P=V,...", help="target scale, e.g. p=65536,size=100 (default: 4× the "
                         "largest measured value of each parameter; parameters left out keep their largest value)")
-    parser.add_argument("--callpath", metavar="PATH", help="detail of one call path, e.g. 'main->solve'")
+    parser.add_argument("--callpath", metavar="PATH", help="detail of one call path, e.g. 'main->solve' (quoted: -> "
+                        "is a shell redirection), or the unique end of one, e.g. MPI_Gather")
     parser.add_argument("--depth", metavar="N", type=int, help="show N levels of the call tree")
     parser.add_argument("--min-share", metavar="PERCENT", type=float, default=1.0,
                         help="fold call paths below this share now and at the target (default: 1); the "

@@ -19,7 +19,10 @@ from pmkit.ui.quantities import format_point, format_share, format_value, growth
 
 
 def prior_notes(row: CallpathScaling) -> list[str]:
-    """What a prior did to the row's model, when it restricted it (see :func:`pmkit.scaling.prior_note`)."""
+    """What a prior did to the row's model, when it restricted it (see :func:`pmkit.scaling.prior_note`).
+
+    The tree shows the note up to its parenthesised reason; the detail view and reports show it whole.
+    """
     return [row.prior_note] if row.prior_note else []
 
 
@@ -136,7 +139,7 @@ class CallTreeView:
         report = self.report
         model = model_text(row)
         for note in prior_notes(row):
-            model.append(f"\n{note}", style="dim italic")
+            model.append(f"\n{note.split(' (')[0]}", style="dim italic")
         branch = bool(hidden) and not report.inclusive
         now, then = (row.branch_share, row.branch_predicted_share) if branch else (row.share, row.predicted_share)
         value = row.branch_predicted if branch else row.predicted
