@@ -92,14 +92,23 @@ def markdown_report(report: ScalingReport, *, source: str | None = None, finding
             notes = prior_notes(row)
             if notes:
                 model += " — " + "; ".join(notes)
+            growth = _growth(row)
             if hidden and not report.inclusive:
                 numbers = (row.branch_share, row.branch_predicted, row.branch_predicted_share)
+                fastest = report.branch_growth(row.index, min_share * RANKING_SHARE)
+                growth = _growth(fastest) if fastest is not None else growth
             else:
                 numbers = (row.share, row.predicted, row.predicted_share)
-            rows.append([name, model, _growth(row), format_share(numbers[0]), format_value(numbers[1], unit),
+            rows.append([name, model, growth, format_share(numbers[0]), format_value(numbers[1], unit),
                          format_share(numbers[2])])
         lines += _table(["call path", "model", "growth", "share now", f"at {format_point(report.target)}",
                          "share then"], rows, right=(3, 4, 5))
+        kind = "inclusive (with callees)" if report.inclusive else "exclusive (without callees)"
+        lines += ["", f"_{report.metric} is {kind}"
+                  + ("; a row marked (+N) counts its N hidden callees, and its growth is the fastest of them_"
+                     if not report.inclusive and any(h for _, _, h, _ in visible_rows(report, depth=depth,
+                                                                                        min_share=min_share,
+                                                                                        sort=sort)) else "_")]
     if findings is not None:
         lines += ["", "### Findings", ""]
         if not findings:
