@@ -325,7 +325,8 @@ def test_markdown_report(sample):
 
 @pytest.mark.parametrize(("value", "unit", "text"), [
     (0.01234, "s", "12.3 ms"), (2.5, "s", "2.50 s"), (3.2e-6, "s", "3.20 µs"), (0.0, "s", "0 s"),
-    (4.2e9, "bytes", "4.20 Gbytes"), (1234.0, "", "1.23 k"), (math.nan, "s", "–"),
+    (4.2e9, "bytes", "4.20 Gbytes"), (1234.0, "", "1.23 k"), (math.nan, "s", "–"), (0.4641, "", "0.464"),
+    (0.00694, "", "0.00694"), (12.0, "", "12"),
 ])
 def test_format_value(value, unit, text):
     assert format_value(value, unit) == text
@@ -363,3 +364,16 @@ def test_views_fit_every_width(sample):
         for view in (call_tree_view(report, min_share=0.0), call_tree_view(report, depth=3), ranking_view(report),
                      detail_view(detail(report, "main->solve->halo"))):
             assert_fits(render(view, width), width)
+
+
+def test_tree_nodes_without_measurements_and_prior_footnotes():
+    laws = {"app->kernel": simple_function("p", 1.0, 0.5, 1, 0), "app->io": simple_function("p", 2.0, 0, 0, 0),
+            "app->setup": simple_function("p", 3.0, 0, 0, 0)}
+    experiment, _ = build(laws)  # "app" itself is only a node of the tree: never measured
+    note = "constant by taint (no parameter reaches it)"
+    models = ModelSet(["p"], [Model(p, "time", f, notes=(note,) if p != "app->kernel" else ()) for p, f in laws.items()]
+                      + [Model("app", "time", None, notes=("no measured values",))])
+    text = render(call_tree_view(analyse(experiment, models), min_share=0.0), 100)
+    assert re.search(r"^app\s+not measured", text, re.M)
+    assert re.search(r"io\s+2 ¹", text) and re.search(r"setup\s+3 ¹", text)
+    assert "¹ constant by taint" in text and "no parameter reaches it" not in text

@@ -194,6 +194,7 @@ class CallpathScaling:
     the reference point and the target, ``predicted_share`` the part of the predicted total, and
     ``growth`` the factor ``predicted / fitted``.  ``branch_share`` and ``branch_predicted_share``
     count the call path with everything below it (for an inclusive metric, the same as its own).
+    ``measured_points`` is the number of points with at least one value (0: a node of the tree only).
     """
 
     index: int
@@ -212,6 +213,7 @@ class CallpathScaling:
     branch_share: float = math.nan
     branch_predicted_share: float = math.nan
     branch_predicted: float = math.nan
+    measured_points: int = -1
 
     @property
     def has_model(self) -> bool:
@@ -347,6 +349,7 @@ def analyse(experiment: Experiment, models: ModelSet | Sequence[Model], metric: 
     reference = {name: float(v) for name, v in zip(experiment.parameters, experiment.points[ref], strict=True)}
     goal = resolve_target(experiment, target)
     measured = experiment.values(metric, measure)[:, ref]
+    measured_at = np.isfinite(experiment.measurements[metric]).any(axis=2).sum(axis=1)
     fitted = np.full(len(experiment.callpaths), np.nan)
     predicted = np.full(len(experiment.callpaths), np.nan)
     for cp in experiment.callpaths:
@@ -373,7 +376,8 @@ def analyse(experiment: Experiment, models: ModelSet | Sequence[Model], metric: 
                                     growth_of(model.function) if model is not None else None,
                                     prior_note(model, (constraints or {}).get(cp.path), experiment.parameters),
                                     _part(branch_measured[i], total_measured),
-                                    _part(branch_predicted[i], total_predicted), float(branch_predicted[i])))
+                                    _part(branch_predicted[i], total_predicted), float(branch_predicted[i]),
+                                    int(measured_at[i])))
     return ScalingReport(experiment, metric, info.unit, info.inclusive, measure, reference, ref, goal,
                          total_measured, total_predicted, rows)
 

@@ -21,17 +21,29 @@ from pmkit.ui.quantities import format_point, format_share, format_value, growth
 def prior_notes(row: CallpathScaling) -> list[str]:
     """What a prior did to the row's model, when it restricted it (see :func:`pmkit.scaling.prior_note`).
 
-    The tree shows the note up to its parenthesised reason; the detail view and reports show it whole.
+    The tree marks the model with a footnote holding the note up to its parenthesised reason; the
+    detail view and reports show it whole.
     """
     return [row.prior_note] if row.prior_note else []
 
 
+def _short(note: str) -> str:
+    return note.split(" (")[0]
+
+
+def _superscript(number: int) -> str:
+    return str(number).translate(str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹"))
+
+
 def model_text(row: CallpathScaling, digits: int = 3) -> Text:
     """The model's function in pretty notation, or why there is none, dimmed."""
+    if row.measured_points == 0 and (row.model is None or row.model.function is None):
+        return Text("not measured", style="dim")
     if row.model is None:
         return Text("not modeled", style="dim")
     if row.model.function is None:
-        return Text("no model" + (f": {row.model.notes[0]}" if row.model.notes else ""), style="dim yellow")
+        note = row.model.notes[0] if row.model.notes else "no reason given"
+        return Text(note if "model" in note else f"no model: {note}", style="dim yellow")
     return Text(row.model.function.pretty_text(digits))
 
 
@@ -120,6 +132,8 @@ class CallTreeView:
         self.min_share = min_share
         self.sort = sort
         self.title = title
+        notes = dict.fromkeys(_short(n) for row, *_ in self.rows if row is not None for n in prior_notes(row))
+        self.markers = {note: _superscript(n + 1) for n, note in enumerate(notes)}
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         yield self.table(options.max_width)
@@ -139,7 +153,7 @@ class CallTreeView:
         report = self.report
         model = model_text(row)
         for note in prior_notes(row):
-            model.append(f"\n{note.split(' (')[0]}", style="dim italic")
+            model.append(f" {self.markers[_short(note)]}", style="dim")
         branch = bool(hidden) and not report.inclusive
         now, then = (row.branch_share, row.branch_predicted_share) if branch else (row.share, row.predicted_share)
         value = row.branch_predicted if branch else row.predicted
@@ -168,6 +182,8 @@ class CallTreeView:
             caption += "; ! the model is negative at the target: it does not hold that far"
         if not report.inclusive and any(hidden for _, _, hidden, _ in self.rows):
             caption += "; a row marked +N counts its N hidden callees (growth: the fastest of them)"
+        for note, marker in self.markers.items():
+            caption += f"\n{marker} {note}"
         cells = [None if row is None else self._cells(row, hidden) for row, _, hidden, _ in self.rows]
         needed = max((_label_width(guide, row, hidden, folded, self.min_share)
                       for row, guide, hidden, folded in self.rows), default=12)

@@ -46,9 +46,7 @@ def format_value(value: float | None, unit: str = "") -> str:
             if magnitude >= scale * 1000:
                 return f"{value:.3g} {unit}".strip()
             return f"{_digits(value / scale)} {prefix}{unit}".strip()
-    if magnitude < 0.01:
-        return f"{value:.3g} {unit}".strip()
-    return f"{_digits(value)} {unit}".strip()
+    return f"{value:.3g} {unit}".strip()
 
 
 def format_share(share: float | None) -> str:
