@@ -238,3 +238,37 @@ def test_example_study_at_80_columns(tmp_path):
     ranking = result.stdout.split("Fastest growing towards p=2048")[1]
     assert "MPI_Gather" in ranking and "MPI_Allreduce" in ranking
     assert ranking.index("MPI_Gather") < ranking.index("MPI_Allreduce")
+
+
+class _GrowthDetector:
+    """Reports every call path whose model grows at least fourfold towards the target, as a detector would."""
+
+    name = "fourfold"
+    description = "test detector"
+    options = ()
+
+    def detect(self, experiment, models, **options):
+        from pmkit.findings import Finding
+
+        return [Finding(self.name, "grows fourfold", callpath=m.callpath, metric=m.metric, severity=1.0, unit="s",
+                        message="seen by the test detector")
+                for m in models if m.function is not None and not m.function.is_constant
+                and m.function.evaluate(2048.0) > 4 * m.function.evaluate(512.0)]
+
+
+class _DetectorPlugin:
+    @hookimpl
+    def pmkit_register_detectors(self, register):
+        register(_GrowthDetector())
+
+
+def test_findings_panel_and_json_with_a_registered_detector(study, capsys):
+    with using_registry(build_registry([_DetectorPlugin()], entry_points=False)):
+        assert main(["show", str(study)]) == 0
+        text = capsys.readouterr().out
+        assert "Findings (1)" in text and "grows fourfold" in text and "main->solve->halo" in text
+        assert main(["show", str(study), "--json"]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        assert [f["callpath"] for f in doc["findings"]] == ["main->solve->halo"]
+        assert main(["show", str(study), "--callpath", "main->init"]) == 0
+        assert "No findings." in capsys.readouterr().out  # the detail shows the findings about its call path
