@@ -121,10 +121,39 @@ def extrap_breakdown(folder: Path) -> tuple[float, float]:
     return load, model
 
 
+def check_values(folder: Path) -> str:
+    """Compare every per-point mean pmkit reads (weak and strong scaling) with what Extra-P reads."""
+    import json
+
+    import pmkit
+
+    python = extrap_python()
+    if python is None:
+        return "Extra-P not found"
+    script = ROOT / "tests" / "cube_reference" / "record_extrap.py"
+    done = subprocess.run([str(python), str(script), str(folder)], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        return f"Extra-P failed: {done.stderr.strip()[-300:]}"
+    ref = json.loads(done.stdout)
+    exp = {scaling: pmkit.read(folder, aggregation=aggregation, locations=False)
+           for scaling, aggregation in (("weak", "mean"), ("strong", "sum"))}
+    if ref["callpaths"] != exp["weak"].callpaths.paths() or ref["metrics"] != exp["weak"].metric_names:
+        return "call paths or metrics differ"
+    worst, count = 0.0, 0
+    points = exp["weak"].points[:, 0].tolist()
+    for scaling, values in ref["scalings"].items():
+        for key, stats in values.items():
+            callpath, metric, x = key.split("|")
+            got = exp[scaling].values(metric)[exp[scaling].callpaths.index(callpath), points.index(float(x))]
+            worst = max(worst, abs(got - stats["mean"]) / max(abs(stats["mean"]), 1e-300))
+            count += 1
+    return f"{count} values compared with Extra-P's, largest relative difference {worst:.1e}"
+
+
 _PMKIT_COLD = "import sys, pmkit; pmkit.model(pmkit.read(sys.argv[1]))"
 
 
-def bench(folder: Path, label: str, breakdown: bool) -> None:
+def bench(folder: Path, label: str, breakdown: bool, check: bool = False) -> None:
     import pmkit
     from pmkit.readers.cube import read_cube
 
@@ -134,7 +163,7 @@ def bench(folder: Path, label: str, breakdown: bool) -> None:
     _, t_auto = _timed(read_cube, folder, jobs=0, progress=False)
     print(f"   {len(exp.provenance.sources)} files, {len(exp.callpaths)} call paths, {len(exp.metrics)} metrics, "
           f"{len(exp.points)} points, {sum(v.size for v in exp.measurements.values())} values")
-    print(f"   pmkit load, in process: serial {t_serial:.3f} s, 2 worker processes {t_parallel:.3f} s, "
+    print(f"   pmkit load, in process: serial {t_serial:.3f} s, 2 threads {t_parallel:.3f} s, "
           f"jobs=auto {t_auto:.3f} s")
     try:
         pmkit.model(exp)  # warm-up: numba loads its compiled kernels on first use
@@ -163,6 +192,8 @@ def bench(folder: Path, label: str, breakdown: bool) -> None:
     print(f"   extrap --cube end to end (new process)               {t_extrap:8.3f} s   "
           f"({len(extrap_paths)} call paths: {same})")
     print(f"   Extra-P / pmkit end to end = {t_extrap / t_pmkit:.1f}×")
+    if check:
+        print(f"   values: {check_values(folder)}")
 
 
 def main() -> None:
@@ -171,10 +202,12 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, help="write the generated study here and keep it")
     parser.add_argument("--breakdown", action="store_true", help="also time Extra-P's load and model in process "
                         "(runs Extra-P a second time)")
+    parser.add_argument("--check-values", action="store_true", help="compare every per-point value with Extra-P's "
+                        "(runs Extra-P's reader twice more)")
     args = parser.parse_args()
     if args.study in ("mm", "both"):
         if MM_SINGLE.is_dir():
-            bench(MM_SINGLE, "extrap-mm-single (real Score-P study)", args.breakdown)
+            bench(MM_SINGLE, "extrap-mm-single (real Score-P study)", args.breakdown, args.check_values)
         else:
             print(f"skipping extrap-mm-single: {MM_SINGLE} is absent", file=sys.stderr)
     if args.study in ("generated", "both"):
@@ -183,7 +216,7 @@ def main() -> None:
             if not any(folder.glob("*/profile.cubex")):
                 _, t_gen = _timed(generate_study, folder)
                 print(f"(generated 50 runs × 500 call paths × 10 metrics × 64 locations in {t_gen:.1f} s)")
-            bench(folder, "generated study", args.breakdown)
+            bench(folder, "generated study", args.breakdown, args.check_values)
 
 
 if __name__ == "__main__":

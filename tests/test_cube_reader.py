@@ -430,3 +430,19 @@ def test_same_region_twice_under_one_parent_is_combined(tmp_path):
     assert exp.callpaths.paths() == ["main", "main->solve"]
     assert exp.locations["time"][0][1, 0].tolist() == [6.0, 8.0]
     assert any("more than once under the same parent" in note for note in exp.provenance.notes)
+
+
+def test_sum_over_locations_of_minimum_and_maximum_metrics(tmp_path):
+    # Extra-P's strong scaling sums locations; for MINDOUBLE/MAXDOUBLE Cube's "sum" is min/max
+    low = CubeMetric("min_time", "sec", "MINDOUBLE", "EXCLUSIVE")
+    high = CubeMetric("max_time", "sec", "MAXDOUBLE", "EXCLUSIVE")
+    values = np.array([[3.0, 1.0, 2.0]])
+    for p in (3, 6):
+        write_cube(tmp_path / f"a.p{p}.r1" / "profile.cubex", ["main"], [TIME, low, high],
+                   {"time": np.tile(values, (1, p // 3)), "min_time": np.tile(values, (1, p // 3)),
+                    "max_time": np.tile(values, (1, p // 3))}, processes=p)
+    summed = read_cube(tmp_path, aggregation="sum")
+    assert summed.values("min_time")[0].tolist() == [1.0, 1.0]
+    assert summed.values("max_time")[0].tolist() == [3.0, 3.0]
+    assert summed.values("time")[0].tolist() == [6.0, 12.0]
+    assert read_cube(tmp_path).values("min_time")[0].tolist() == [2.0, 2.0]  # mean, as Extra-P's weak scaling

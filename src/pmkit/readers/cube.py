@@ -4,10 +4,12 @@ A study is a folder of run folders named like Extra-P expects (``lulesh.p64.r2/p
 see :mod:`pmkit.readers.cube_study`) or listed in a manifest.  Values follow Extra-P's cube reader
 (``cube_file_reader2.py``): exclusive values by default, and per run the values of all locations
 (processes × threads) reduced to one — ``mean`` is Extra-P's weak scaling, ``sum`` its strong
-scaling; ``max`` and ``min`` show the slowest and fastest location.  The per-location values are
-kept in ``experiment.locations`` for detectors and per-process models.  Where Extra-P merges a call
+scaling, except for minimum/maximum metrics like ``min_time``, whose sum over locations is their
+minimum/maximum, as in Cube and Extra-P; ``max`` and ``min`` show the slowest and fastest
+location.  The per-location values are kept in ``experiment.locations`` for detectors and
+per-process models.  Where Extra-P merges a call
 path missing from some runs into its parent, pmkit keeps it, NaN where it was not measured, and
-says so in the provenance notes.  Files are decoded in parallel; a file that cannot be read is
+says so in the provenance notes.  Files are decoded on several threads; a file that cannot be read is
 named in ``provenance.skipped`` and the rest of the study still loads.
 """
 
@@ -19,7 +21,7 @@ import sys
 import time
 import warnings
 from collections.abc import Callable, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -35,9 +37,11 @@ from pmkit.readers.cube_study import MANIFEST_NAMES, Run, Study, discover
 AGGREGATIONS: dict[str, Callable[..., np.ndarray]] = {"mean": np.mean, "sum": np.sum, "max": np.max, "min": np.min}
 """How the values of a run's locations become one value: mean (Extra-P weak scaling), sum (strong)."""
 
-PARALLEL_MIN_BYTES = 64 << 20
-"""Below this much Cube data a process pool costs more than it saves: starting the workers takes
-about a second, decoding runs at roughly 40 MB/s per core (bench/cube_load.py)."""
+PARALLEL_MIN_FILES = 4
+"""From this many files on, files are decoded on several threads.  Threads, not processes: tar
+reads, zlib and numpy release the GIL, so two threads decode the 128 MB benchmark study about 1.4×
+faster than one, while worker processes pay ~1 s start-up and pickling for the same gain
+(bench/cube_load.py)."""
 
 PROGRESS_AFTER_SECONDS = 0.5
 """A load still running after this long shows a progress bar (on a terminal only)."""
@@ -60,7 +64,7 @@ class CubeReader:
         Option("metrics", str, "", "comma-separated metrics to decode (default: all)"),
         Option("manifest", str, "", f"TOML or CSV file mapping Cube files to coordinates (default: "
                f"{' or '.join(MANIFEST_NAMES)} in the folder, if present)"),
-        Option("jobs", int, 0, "files decoded at once in worker processes; 0 chooses, 1 decodes serially"),
+        Option("jobs", int, 0, "files decoded at once (threads); 0 chooses, 1 decodes serially"),
         Option("locations", bool, True, "keep the per-location values (for load imbalance and per-process models)"),
         Option("progress", bool, True, "show a progress bar on a terminal when loading takes a while"),
     )
@@ -107,26 +111,13 @@ def _workers(jobs: int, files: list[Path]) -> int:
         raise UsageError(f"option jobs must be 0 (automatic) or a positive number, got {jobs}")
     if jobs == 0:
         cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-        size = sum(f.stat().st_size for f in files if f.is_file())
-        jobs = min(cpus, 8) if size >= PARALLEL_MIN_BYTES else 1
+        jobs = min(cpus, 8) if len(files) >= PARALLEL_MIN_FILES else 1
     return max(1, min(jobs, len(files)))
-
-
-def _executor(workers: int) -> Executor:
-    import multiprocessing
-
-    methods = multiprocessing.get_all_start_methods()
-    if "forkserver" in methods:
-        context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(["pmkit.readers.cube_profile", "numpy", "pycubexr"])
-    else:
-        context = multiprocessing.get_context("spawn")
-    return ProcessPoolExecutor(max_workers=workers, mp_context=context)
 
 
 def _load_all(files: list[Path], wanted: Sequence[str] | None, inclusive: bool, jobs: int,
               progress: bool) -> list[Profile | str]:
-    """Decode every file (in worker processes when it pays), with a progress bar for long loads."""
+    """Decode every file (on several threads when there are enough), with a progress bar for long loads."""
     workers = _workers(jobs, files)
     bar = _ProgressBar(len(files), enabled=progress)
     results: list[Profile | str] = []
@@ -136,10 +127,8 @@ def _load_all(files: list[Path], wanted: Sequence[str] | None, inclusive: bool, 
                 results.append(_load_one(file, wanted, inclusive))
                 bar.advance()
             return results
-        with _executor(workers) as pool:
-            chunk = max(1, len(files) // (workers * 4))
-            for result in pool.map(_load_one, files, [wanted] * len(files), [inclusive] * len(files),
-                                   chunksize=chunk):
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="pmkit-cube") as pool:
+            for result in pool.map(_load_one, files, [wanted] * len(files), [inclusive] * len(files)):
                 results.append(result)
                 bar.advance()
         return results
@@ -237,10 +226,13 @@ def _assemble(path: Path, study: Study, results: list[Profile | str], wanted: li
     if not metric_info:
         raise InputError(path, "no metric with data was found in the Cube files")
 
-    reduce = AGGREGATIONS[aggregation]
     measurements: dict[str, np.ndarray] = {}
     per_location: dict[str, list[np.ndarray | None]] = {}
-    for name in metric_info:
+    for name, info in metric_info.items():
+        reduce = AGGREGATIONS[aggregation]
+        if aggregation == "sum" and info.dtype in ("MINDOUBLE", "MAXDOUBLE"):
+            # the "sum" of a minimum or maximum over locations is their minimum or maximum (Cube, Extra-P)
+            reduce = np.min if info.dtype == "MINDOUBLE" else np.max
         arr = np.full((n_cp, n_pt, reps), np.nan)
         loc_arrays: list[np.ndarray | None] = []
         for pt, entries in enumerate(per_point):

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import gzip
 import tarfile
-import warnings
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -87,7 +86,6 @@ def _load(path: Path, wanted: Collection[str] | None, inclusive: bool) -> Profil
     from xml.etree import ElementTree
 
     from pycubexr.parsers.anchor_xml_parser import parse_anchor_xml
-    from pycubexr.utils.custom_tarinfo import TarInfoWithoutCheck
     from pycubexr.utils.metric_formats import METRIC_FORMATS
 
     notes: list[str] = []
@@ -95,18 +93,14 @@ def _load(path: Path, wanted: Collection[str] | None, inclusive: bool) -> Profil
     try:
         tar = tarfile.open(path)
     except tarfile.ReadError:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            try:
-                tar = tarfile.open(path, tarinfo=TarInfoWithoutCheck)
-                tar.getmembers()
-            except tarfile.ReadError as exc:
-                raise CubeFileError(f"not a Cube file: the tar archive cannot be read ({exc})") from None
+        try:
+            tar = tarfile.open(path, tarinfo=_UncheckedTarInfo)
+            tar.getmembers()
+        except tarfile.ReadError as exc:
+            raise CubeFileError(f"not a Cube file: the tar archive cannot be read ({exc})") from None
         warns.append("tar header checksums are wrong (a known bug of CubeWriter 4.8); read without checking them")
     with tar:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            members = {m.name for m in tar.getmembers()}
+        members = {m.name for m in tar.getmembers()}
         if "anchor.xml" not in members:
             raise CubeFileError("not a Cube file: it has no anchor.xml member")
         with tar.extractfile("anchor.xml") as handle:  # type: ignore[union-attr]
@@ -171,6 +165,26 @@ def _load(path: Path, wanted: Collection[str] | None, inclusive: bool) -> Profil
     if wanted is not None:
         skipped = [(name, reason) for name, reason in skipped if name in wanted]
     return Profile(str(path), paths, n_loc, infos, values, available, without, skipped, warns, notes)
+
+
+def _fix_checksum(buf: bytes) -> bytes:
+    """A tar header block with its checksum field recomputed (CubeWriter 4.8 wrote wrong ones)."""
+    if len(buf) != tarfile.BLOCKSIZE or not buf.strip(b"\0"):
+        return buf
+    computed = 256 + sum(buf[:148]) + sum(buf[156:])
+    return buf[:148] + b"%06o\0 " % computed + buf[156:]
+
+
+class _UncheckedTarInfo(tarfile.TarInfo):
+    """Tar headers read without trusting their checksums (and without warnings, so threads are safe)."""
+
+    @classmethod
+    def frombuf(cls, buf, encoding, errors):  # type: ignore[override]
+        return super().frombuf(_fix_checksum(buf), encoding, errors)
+
+    @classmethod
+    def _frombuf(cls, buf, encoding, errors, **kwargs):  # Python ≥ 3.13 calls this one
+        return super()._frombuf(_fix_checksum(buf), encoding, errors, **kwargs)  # type: ignore[misc]
 
 
 def _drop_derived_metrics(root: Any) -> list[tuple[str, str]]:
