@@ -8,8 +8,8 @@ Usage::
 
 Studies: the real ``extrap-mm-single`` (9 runs, 4 call paths) and a generated one of 50 runs
 (10 points × 5 repetitions) × 500 call paths × 10 metrics × 64 locations written with
-:mod:`pmkit.testing.cubewriter`.  For each it prints pmkit's load time (serial and with worker
-processes), pmkit's model time (warm), then end to end in a new process each — pmkit's
+:mod:`pmkit.testing.cubewriter`.  For each it prints pmkit's load time (serial and on two
+threads), pmkit's model time (warm), then end to end in a new process each — pmkit's
 ``pmkit.model(pmkit.read(DIR))`` and ``extrap --cube DIR`` (Extra-P's default modeler; a separate
 interpreter because Extra-P pins numpy<2) — and their ratio, and checks both read the same call
 paths.  ``--breakdown`` adds Extra-P's own load and model times measured inside its process.  Extra-P's interpreter is
