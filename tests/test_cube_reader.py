@@ -446,3 +446,13 @@ def test_sum_over_locations_of_minimum_and_maximum_metrics(tmp_path):
     assert summed.values("max_time")[0].tolist() == [3.0, 3.0]
     assert summed.values("time")[0].tolist() == [6.0, 12.0]
     assert read_cube(tmp_path).values("min_time")[0].tolist() == [2.0, 2.0]  # mean, as Extra-P's weak scaling
+
+
+def test_manifest_given_as_the_path(tmp_path):
+    for p in (2, 4):
+        write_cube(tmp_path / "runs" / f"x{p}.cubex", ["main"], [TIME], {"time": np.full((1, p), float(p))},
+                   processes=p)
+    manifest = tmp_path / "study.csv"
+    manifest.write_text("file,ranks\nruns/x2.cubex,2\nruns/x4.cubex,4\n")
+    exp = pmkit.read(manifest, reader="cube")
+    assert exp.parameters == ("ranks",) and exp.values("time")[0].tolist() == [2.0, 4.0]

@@ -86,12 +86,15 @@ def find_manifest(folder: Path) -> Path | None:
 
 
 def discover(path: Path, manifest: Path | None = None) -> Study:
-    """The runs of ``path``: a ``.cubex`` file, a folder of run folders, or a manifest's listing.
+    """The runs of ``path``: a ``.cubex`` file, a folder of run folders, or a manifest (given, in the
+    folder, or ``path`` itself).
 
     Raises InputError naming the folder or manifest and the problem.
     """
     if manifest is None and path.is_dir():
         manifest = find_manifest(path)
+    if manifest is None and path.is_file() and path.suffix.lower() in (".toml", ".csv"):
+        manifest = path
     if manifest is not None:
         return _from_manifest(manifest)
     if path.is_file():
