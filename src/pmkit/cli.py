@@ -1,21 +1,23 @@
 """The ``pmkit`` command: parse arguments, call the SDK, render.  No modeling happens here.
 
 Exit codes: 0 success, 1 bad input (a file pmkit cannot use), 2 usage (unknown option, plugin or
-metric).  Heavy modules (numba, scipy, pycubexr) are imported only by the commands that need them,
-so ``pmkit --help`` starts fast.
+metric), 3 internal error (a bug in pmkit or a plugin; ``PMKIT_DEBUG=1`` shows the traceback).
+Heavy modules (numba, scipy, pycubexr) are imported only by the commands that need them, so
+``pmkit --help`` starts fast.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-EXIT_OK, EXIT_INPUT, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_INPUT, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
 
 class _Parser(argparse.ArgumentParser):
@@ -364,6 +366,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:
+        if os.environ.get("PMKIT_DEBUG"):
+            raise
+        _stderr().print(f"[red]internal error:[/] {type(exc).__name__}: {exc}\n"
+                        "This is a bug in pmkit or in a plugin, not in your data; please report it with the "
+                        "traceback that PMKIT_DEBUG=1 shows.", markup=True, highlight=False)
+        return EXIT_INTERNAL
 
 
 if __name__ == "__main__":
