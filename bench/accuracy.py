@@ -215,7 +215,7 @@ def report(console: Console, tools: list[str], truths: list[SyntheticFunctions],
             cells += [percent(all_exact), percent(all_pred)]
         table.add_row("all", *cells, style="bold")
         console.print(table)
-        misses[case] = _misses(truth, scores[pm][case], n_misses)
+        misses[case] = _misses(truth, scores[pm][case])
 
     if len(tools) > 1:
         _summary_table(console, tools, truths, rates)
@@ -227,8 +227,8 @@ def report(console: Console, tools: list[str], truths: list[SyntheticFunctions],
         console.print(f"{tool}: {seconds[tool]:.2f} s modeling for {total} series "
                       f"({total / max(seconds[tool], 1e-12):,.0f} models/s)")
     for case, rows in misses.items():
-        if rows:
-            text = "; ".join(f"{r['true']} → {r['chosen']} at {r['x_set']} ×{r['count']}" for r in rows)
+        if rows and n_misses:
+            text = "; ".join(f"{r['true']} → {r['chosen']} at {r['x_set']} ×{r['count']}" for r in rows[:n_misses])
             console.print(f"[dim]{pm} misses, {case}: {text}[/dim]")
     return {"rates": rates, "seconds": seconds, "pmkit_misses": misses}
 
@@ -249,8 +249,8 @@ def _summary_table(console: Console, tools: list[str], truths: list[SyntheticFun
     console.print(table)
 
 
-def _misses(truth: SyntheticFunctions, per_xset: dict[str, Scores], limit: int) -> list[dict]:
-    """The most frequent (true lead term → chosen lead term, x-set) confusions of a modeler."""
+def _misses(truth: SyntheticFunctions, per_xset: dict[str, Scores]) -> list[dict]:
+    """Every (true lead term → chosen lead term, x-set) confusion of a modeler, most frequent first."""
     counter: Counter = Counter()
     for xs, scores in per_xset.items():
         x_at = 4 * float(X_SETS[xs].max())
@@ -258,7 +258,7 @@ def _misses(truth: SyntheticFunctions, per_xset: dict[str, Scores], limit: int) 
         for i in np.flatnonzero(~scores.exact):
             expected = CONSTANT if lead[i] < 0 else TERMS[lead[i]]
             counter[(shape_text(expected), shape_text(scores.chosen[i]), xs)] += 1
-    return [{"true": t, "chosen": c, "x_set": xs, "count": k} for (t, c, xs), k in counter.most_common(limit)]
+    return [{"true": t, "chosen": c, "x_set": xs, "count": k} for (t, c, xs), k in counter.most_common()]
 
 
 if __name__ == "__main__":
