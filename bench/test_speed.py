@@ -106,4 +106,5 @@ def test_peak_memory(figures, parameters: int) -> None:
     what = "peak while modeling" if result["peak_reset"] else "process peak"
     figures.append((f"peak memory, {n:,} × {5 ** parameters} points",
                     f"{what} {result['peak_mb']:.0f} MB{target}; before modeling (imports, warm-up, data) "
-                    f"{result['baseline_mb']:.0f} MB; numpy/Python allocations while modeling {result['traced_mb']:.0f} MB"))
+                    f"{result['baseline_mb']:.0f} MB; numpy/Python allocations while modeling "
+                    f"{result['traced_mb']:.0f} MB"))
