@@ -100,3 +100,24 @@ def test_taint_filter_writes_score_p_filter(shared_data, tmp_path):
     bad.write_text("{not json")
     result = run_pmkit("taint-filter", str(bad))
     assert result.returncode == 1 and "bad.json" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_model_with_taint_prior_constrains_and_reports_contradiction(shared_data, tmp_path):
+    path = tmp_path / "matmul.txt"
+    ms = (4, 8, 16, 32, 64)
+    lines = ["PARAMETER m", "POINTS " + " ".join(map(str, ms)), "METRIC time"]
+    laws = {"mat_mul": lambda m: 0.01 * m**3, "atoi": lambda m: 1 + 0.5 * m}
+    for region, law in laws.items():
+        lines.append(f"REGION {region}")
+        lines += [f"DATA {law(m) * 0.999} {law(m)} {law(m) * 1.001}" for m in ms]
+    path.write_text("\n".join(lines) + "\n")
+    prior = shared_data / "perf-taint" / "dataflow" / "matmul.c.json"
+    result = run_pmkit("model", str(path), "--prior", str(prior), "--json")
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    models = {m["callpath"]: m for m in document["models"]}
+    assert models["atoi"]["function"]["terms"] == []
+    assert any("constant by taint" in note for note in models["atoi"]["notes"])
+    assert models["mat_mul"]["function"]["terms"][0]["factors"][0]["exponent"] == "3"
+    (finding,) = document["findings"]
+    assert finding["callpath"] == "atoi" and "cannot cause" in finding["title"]

@@ -205,7 +205,7 @@ def test_prior_shapes_models_and_is_shown(study, tmp_path, capsys):
         assert halo_json["prediction"]["prior_note"] == "constant by fixed (no parameter reaches it)"
         assert main(["show", str(study), "--prior", str(prior_file), "--prior-name", "fixed",
                      "--prior-map", "a=p"]) == 2
-        assert "takes no --prior-map" in capsys.readouterr().err
+        assert "prior fixed has no option map" in capsys.readouterr().err
 
 
 def test_real_cube_study(shared_data):

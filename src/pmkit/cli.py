@@ -50,6 +50,13 @@ def _add_input_arguments(parser: argparse.ArgumentParser) -> None:
                         help="how repetitions are reduced (default: mean)")
     parser.add_argument("--json", action="store_true", help="print the results as JSON (schema in the README)")
     parser.add_argument("--out", metavar="FILE", type=Path, help="write the output to FILE instead of stdout")
+    parser.add_argument("--prior", metavar="FILE", type=Path,
+                        help="prior knowledge restricting the models, e.g. Perf-Taint JSON")
+    parser.add_argument("--prior-name", metavar="NAME", help="prior plugin reading FILE (default: taint)")
+    parser.add_argument("--prior-map", metavar="A=B", action="append", default=[],
+                        help="rename a prior's parameter A to the experiment's B, repeatable")
+    parser.add_argument("--prior-option", "-P", metavar="NAME=VALUE", action="append", default=[],
+                        help="prior option, repeatable (see `pmkit plugins`)")
 
 
 def _add_show_arguments(parser: argparse.ArgumentParser) -> None:
@@ -65,12 +72,6 @@ def _add_show_arguments(parser: argparse.ArgumentParser) -> None:
                         help="order of siblings in the tree: share at the target, growth to it, or name")
     parser.add_argument("--top", metavar="N", type=int, default=10, help="length of the ranking (default: 10)")
     parser.add_argument("--markdown", action="store_true", help="print a Markdown report instead")
-    parser.add_argument("--prior", metavar="FILE", type=Path, help="prior knowledge, e.g. Perf-Taint JSON")
-    parser.add_argument("--prior-name", metavar="NAME", help="prior plugin reading FILE (default: taint)")
-    parser.add_argument("--prior-map", metavar="A=B", action="append", default=[],
-                        help="rename a prior's parameter A to the experiment's B, repeatable")
-    parser.add_argument("--prior-option", "-P", metavar="NAME=VALUE", action="append", default=[],
-                        help="prior option, repeatable (see `pmkit plugins`)")
     parser.add_argument("--detector", metavar="NAME", action="append", default=None,
                         help="run only this detector (repeatable; default: all registered)")
 
@@ -180,7 +181,7 @@ def run_model(args: argparse.Namespace) -> int:
     from pmkit.errors import UsageError
     from pmkit.options import parse_assignments
     from pmkit.schema import models_document
-    from pmkit.sdk import DEFAULT_MODELER, model
+    from pmkit.sdk import DEFAULT_MODELER, model, prior_contradictions
     from pmkit.ui.model_table import model_table
 
     registry = _registry()
@@ -191,40 +192,44 @@ def run_model(args: argparse.Namespace) -> int:
             raise UsageError(f"{source} has parameters {list(experiment.parameters)}, but {loaded[0][0]} has "
                              f"{list(parameters)}; model them in separate runs")
     options = parse_assignments(args.option)
-    results = []
+    knowledge = _load_prior(args, registry)
+    modeler = args.modeler or DEFAULT_MODELER
+    results, findings = [], []
     for source, experiment in loaded:
-        models = model(experiment, args.modeler or DEFAULT_MODELER, metrics=args.metric, measure=args.measure,
+        constraints = knowledge.constraints(experiment) if knowledge is not None else None
+        models = model(experiment, modeler, metrics=args.metric, measure=args.measure, constraints=constraints,
                        registry=registry, **options)
+        if constraints:
+            findings += prior_contradictions(experiment, knowledge, models, constraints, modeler, metrics=args.metric,
+                                             measure=args.measure, registry=registry, **options)
         results.append((source, experiment, models))
     if args.json:
         pairs = [(source, m) for source, _, models in results for m in models]
-        _write_json(models_document(parameters, pairs, sources=[s for s, _ in loaded], skipped=args.skipped),
-                    args.out)
+        _write_json(models_document(parameters, pairs, sources=[s for s, _ in loaded], skipped=args.skipped,
+                                    findings=findings), args.out)
         return EXIT_OK
     console = _console(args.out)
     for source, experiment, models in results:
         title = f"{source} — {len(models)} models, parameters {', '.join(experiment.parameters)}"
         console.print(model_table(models, title=title, show_metric=True))
+    if findings:
+        from pmkit.ui.findings_panel import findings_panel
+
+        console.print(findings_panel(findings))
     return EXIT_OK
 
 
-def _prior_constraints(args: argparse.Namespace, registry: Any, experiment: Any) -> tuple[Any, dict[str, Any]]:
-    """Load ``--prior`` with its plugin and options; returns (prior plugin, constraints per call path)."""
-    from pmkit.errors import UsageError
-    from pmkit.options import parse_assignments, resolve_options
+def _load_prior(args: argparse.Namespace, registry: Any) -> Any:
+    """The knowledge of ``--prior`` (None without it), read by ``--prior-name`` with its options."""
+    from pmkit.options import parse_assignments
+    from pmkit.sdk import load_prior
 
-    name = args.prior_name or ("taint" if "taint" in registry.names("prior") else None)
-    if name is None:
-        raise UsageError(f"choose the prior plugin with --prior-name; available: "
-                         f"{', '.join(registry.names('prior')) or 'none'}")
-    prior = registry.get("prior", name)
+    if args.prior is None:
+        return None
     given: dict[str, Any] = dict(parse_assignments(args.prior_option))
     if args.prior_map:
-        if "map" not in {o.name for o in prior.options}:
-            raise UsageError(f"prior {name} takes no --prior-map")
         given["map"] = ",".join(args.prior_map)
-    knowledge = prior.load(args.prior, **resolve_options(prior.options, given, f"prior {name}"))
-    return prior, knowledge.constraints(experiment)
+    return load_prior(args.prior, args.prior_name, registry=registry, **given)
 
 
 def run_show(args: argparse.Namespace) -> int:
@@ -232,7 +237,7 @@ def run_show(args: argparse.Namespace) -> int:
     from pmkit.options import parse_assignments
     from pmkit.scaling import analyse, default_metric, detail, parse_target
     from pmkit.schema import models_document
-    from pmkit.sdk import DEFAULT_MODELER, detect, model
+    from pmkit.sdk import DEFAULT_MODELER, detect, model, prior_contradictions
     from pmkit.ui.markdown_report import markdown_report
     from pmkit.ui.progress import Steps
     from pmkit.ui.show import show_view
@@ -247,29 +252,27 @@ def run_show(args: argparse.Namespace) -> int:
     options = parse_assignments(args.option)
     min_share = args.min_share / 100
     results = []
+    knowledge = _load_prior(args, registry)
     with Steps() as steps:
         with steps.step(f"reading {len(args.paths)} input{'s' if len(args.paths) > 1 else ''}"):
             loaded = load_inputs(args, registry)
         for source, experiment in loaded:
             metric = args.metric[0] if args.metric else default_metric(experiment)
             target = parse_target(args.at, experiment.parameters)
-            prior, constraints = _prior_constraints(args, registry, experiment) if args.prior else (None, None)
+            constraints = knowledge.constraints(experiment) if knowledge is not None else None
+            modeler = args.modeler or DEFAULT_MODELER
             with steps.step(f"modeling {metric} of {len(experiment.callpaths)} call paths in {source}"):
-                models = model(experiment, args.modeler or DEFAULT_MODELER, metrics=[metric], measure=args.measure,
+                models = model(experiment, modeler, metrics=[metric], measure=args.measure,
                                constraints=constraints, registry=registry, **options)
             findings = None
             detectors = args.detector if args.detector is not None else registry.names("detector")
-            taint = prior is not None and getattr(prior, "name", "") == "taint" and bool(constraints)
-            if detectors or taint:
+            if detectors or constraints:
                 with steps.step("running detectors"):
                     findings = detect(experiment, models, detectors, registry=registry) if detectors else []
-                    if taint:
-                        from pmkit.priors.taint import contradictions
-
-                        free = model(experiment, args.modeler or DEFAULT_MODELER, metrics=[metric],
-                                     measure=args.measure, registry=registry, **options)
-                        findings = sorted([*findings, *contradictions(experiment, models, free, constraints)],
-                                          key=lambda f: -f.severity)
+                    if constraints:
+                        findings = sorted([*findings, *prior_contradictions(
+                            experiment, knowledge, models, constraints, modeler, metrics=[metric],
+                            measure=args.measure, registry=registry, **options)], key=lambda f: -f.severity)
             report = analyse(experiment, models, metric, target, args.measure, constraints)
             focus = detail(report, args.callpath) if args.callpath else None
             results.append((source, experiment, models, report, findings, focus, constraints))

@@ -76,7 +76,12 @@ class Modeler(Protocol):
 
 
 class PriorKnowledge(Protocol):
-    """What a prior loaded from a file knows: a :class:`~pmkit.constraints.Constraint` per call path."""
+    """What a prior loaded from a file knows: a :class:`~pmkit.constraints.Constraint` per call path.
+
+    It may also offer ``contradictions(experiment, constrained, unconstrained, constraints)``
+    returning :class:`~pmkit.findings.Finding` objects where the data supports what the prior rules
+    out; :func:`pmkit.sdk.prior_contradictions` calls it when present.
+    """
 
     def constraints(self, experiment: Experiment) -> dict[str, Constraint]:
         """Constraints keyed by call path string; call paths without one are left to the data."""

@@ -88,6 +88,39 @@ def model(experiment: Experiment, modeler: str = DEFAULT_MODELER, *, metrics: Se
     return obj.model(batch, **values)
 
 
+def load_prior(path: str | os.PathLike, prior: str | None = None, *, registry: Registry | None = None,
+               **options: Any) -> Any:
+    """Load prior knowledge from ``path`` with the named prior (default: ``taint``, or the only one).
+
+    The result's ``constraints(experiment)`` gives the per-call-path constraints for :func:`model`.
+    """
+    registry = registry or get_registry()
+    names = registry.names("prior")
+    if prior is None:
+        if "taint" in names or len(names) != 1:
+            prior = "taint"
+        else:
+            prior = names[0]
+    obj = registry.get("prior", prior)
+    return obj.load(Path(path), **resolve_options(obj.options, options, f"prior {obj.name}"))
+
+
+def prior_contradictions(experiment: Experiment, knowledge: Any, models: ModelSet,
+                         constraints: dict[str, Constraint], modeler: str = DEFAULT_MODELER, *,
+                         metrics: Sequence[str] | None = None, measure: str = "mean",
+                         registry: Registry | None = None, **options: Any) -> list[Finding]:
+    """Where the data supports what the prior rules out.
+
+    Models the same series again without constraints and lets the prior compare; a prior whose
+    knowledge has no ``contradictions`` method gives no findings.
+    """
+    check = getattr(knowledge, "contradictions", None)
+    if check is None or not constraints:
+        return []
+    free = model(experiment, modeler, metrics=metrics, measure=measure, registry=registry, **options)
+    return sorted(check(experiment, models, free, constraints), key=lambda f: -f.severity)
+
+
 def detect(experiment: Experiment, models: ModelSet, detectors: Sequence[str] | None = None, *,
            registry: Registry | None = None, **options: Any) -> list[Finding]:
     """Run the named detectors (default: all registered) and return their findings, worst first."""

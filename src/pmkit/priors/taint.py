@@ -99,6 +99,11 @@ class TaintKnowledge:
         self.notes: dict[str, str] = {}
         self._index: dict[str, dict[str, list[TaintFunction]]] | None = None
 
+    def contradictions(self, experiment: Experiment, constrained: ModelSet, unconstrained: ModelSet,
+                       constraints: Mapping[str, Constraint]) -> list[Finding]:
+        """Findings where measured growth contradicts the analysis; see :func:`contradictions`."""
+        return contradictions(experiment, constrained, unconstrained, constraints)
+
     def _resolve_map(self, pairs: dict[str, str]) -> dict[str, str]:
         known = set(self.analysis.known_parameters)
         mapping = {p: p for p in known}
