@@ -18,8 +18,9 @@ from pmkit.fitting.leastsquares import (
     smape,
 )
 from pmkit.fitting.maskgroups import group_by_mask
-from pmkit.fitting.refinement import RefineSettings, basis_rows, refine_series
+from pmkit.fitting.refinement import RefineSettings, basis_rows, refine_series, start_table
 from pmkit.fitting.sternbrocot import CENTER, LEFT, RIGHT, Interval, mediant, refinement_path
+from pmkit.fitting.trend import kendall_s, smallest_pvalue, trend_pvalue
 
 numba = pytest.importorskip("numba")
 
@@ -123,19 +124,73 @@ def test_refine_step_numba_equals_numpy() -> None:
     cand_err = rng.uniform(0, 2, (n, 4, 2))
     cen_crit = rng.uniform(0, 2, (n, 4))
     cen_err = rng.uniform(0, 2, (n, 4))
-    acc = np.zeros((n, 3), dtype=np.int64)
-    acc[:, 2] = 1
-    acc_err = rng.uniform(0, 2, n)
-    thr = np.full(n, 1.5)
     active = rng.uniform(size=n) < 0.9
-    arrays = (active, cand_crit, cand_err, state, cen_crit, cen_err, acc, acc_err, thr)
+    arrays = (active, cand_crit, cand_err, state, cen_crit, cen_err)
     fast = [a.copy() for a in arrays]
     slow = [a.copy() for a in arrays]
-    kernels.refine_step(*fast, 1.5, 2.0, use_numba=True)
-    kernels.refine_step(*slow, 1.5, 2.0, use_numba=False)
+    kernels.refine_step(*fast, 2.0, use_numba=True)
+    kernels.refine_step(*slow, 2.0, use_numba=False)
     for a, b in zip(fast, slow, strict=True):
         np.testing.assert_array_equal(a, b)
     assert not np.array_equal(fast[3], state)  # something moved
+    assert 0 < fast[0].sum() < active.sum()  # some series stopped, some go on
+
+
+def test_relative_search_numba_equals_numpy_and_lstsq() -> None:
+    rng = np.random.default_rng(6)
+    Y = _noisy(rng, 300)
+    Y[0, 2] = 0.0  # a zero value: its weight is floored, not infinite
+    basis = np.array([X, X ** 2, X ** 0.5 * np.log2(X), np.ones(5), np.log2(X) ** 1.5, X ** (4 / 3)])
+    stats = basis_stats(basis)
+    pen2 = np.array([1.0, 1.0, 4.0, 1.0, 2.0, 3.0])
+    weights = kernels.relative_weights(Y)
+    assert np.isfinite(weights).all()
+    for idx, slot_of, slots in ((np.arange(6)[None, :], np.array([0, 0, 1, 1, 1, 2]), 3),
+                                (rng.integers(-1, 6, (len(Y), 4)), np.arange(4), 4)):
+        fast = kernels.relative_search(Y, weights, stats.basis, stats.valid, pen2, idx, slot_of, slots,
+                                       use_numba=True)
+        slow = kernels.relative_search(Y, weights, stats.basis, stats.valid, pen2, idx, slot_of, slots,
+                                       use_numba=False)
+        for name in fast:
+            np.testing.assert_allclose(fast[name], slow[name], rtol=1e-9, equal_nan=True)
+        # the constant basis (hypothesis 3) is invalid: it never wins, and a slot holding only it is empty
+        holds = np.broadcast_to(idx, fast["k"].shape) if slots == 4 else None
+        if holds is not None:
+            assert (fast["k"][(holds == 3) | (holds == -1)] == -1).all()
+            assert np.isinf(fast["crit"][holds == 3]).all()
+        else:
+            assert not (fast["k"] == 3).any() and not (fast["raw_k"] == 3).any()
+    # a row by hand: weighted least squares with weights 1/y² on hypothesis x², slot 0 of the table
+    y, h = Y[5], 1
+    w = np.sqrt(weights[5])
+    coef, *_ = np.linalg.lstsq(np.column_stack([np.ones(5), basis[h]]) * w[:, None], y * w, rcond=None)
+    rel = (((y - coef[0] - coef[1] * basis[h]) / y) ** 2).sum()
+    one = kernels.relative_search(Y[5:6], weights[5:6], stats.basis, stats.valid, pen2,
+                                  np.array([[h]]), np.array([0]), 1, use_numba=True)
+    assert one["err"][0, 0] == pytest.approx(np.sqrt(rel / 5), rel=1e-9)
+    assert one["crit"][0, 0] == pytest.approx(rel * pen2[h], rel=1e-9)
+
+
+def test_start_table_is_a_farey_sequence_covering_extrap_basic() -> None:
+    table = start_table(5, True, 1)
+    alphas = {F(int(n), int(d)) for s, n, d in zip(table.slices, table.num, table.den, strict=True) if s == 0}
+    # Extra-P Basic's polynomial exponents (quarters, thirds, 4/5 up to 3) and the paper's integer start
+    basic = {F(1, 4), F(1, 3), F(1, 2), F(2, 3), F(3, 4), F(4, 5), F(1), F(5, 4), F(4, 3), F(3, 2), F(5, 3),
+             F(7, 4), F(2), F(9, 4), F(7, 3), F(5, 2), F(8, 3), F(11, 4), F(3)}
+    assert basic | {F(4), F(5)} <= alphas
+    assert max(alphas) == F(29, 5) and min(alphas) == F(1, 5)
+    logs = {F(int(n), int(d)) for s, n, d in zip(table.slices, table.num, table.den, strict=True) if s == 3}
+    assert {F(1, 2), F(1), F(3, 2), F(2)} <= logs and max(logs) < 3
+    # neighbours are Farey neighbours: the first mediants are the simplest fractions in between
+    for n, d, lo, up in zip(table.num, table.den, table.lower, table.upper, strict=True):
+        assert up[0] * d - n * up[1] == 1
+        assert (lo[0] == n and lo[1] == d) or n * lo[1] - lo[0] * d == 1
+    # simpler hypotheses come first, so ties go to them
+    assert (np.diff(table.level) >= 0).all()
+    mixed = (table.slices == 1) & (table.num == 1) & (table.den == 1)
+    assert table.level[mixed][0] == 1  # x·log2(x) pays one level for its log factor
+    assert set(start_table(5, False, 1).slices.tolist()) == {0}
+    assert start_table(1, True, 1).den.max() == 1
 
 
 def test_refinement_numba_equals_numpy_end_to_end(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -189,14 +244,49 @@ def test_kernel_follows_sternbrocot_reference() -> None:
             state = np.array([[[1, 2, 2, 3, 1, 1]] + [[0, 1, 1, 1, 2, 1]] * 3], dtype=np.int64)
             cand = np.full((1, 4, 2), np.inf)
             cand[0, 0] = crit
-            args = [np.array([True]), cand, cand.copy(), state, np.array([[0.7, np.inf, np.inf, np.inf]]),
-                    np.array([[0.7, np.inf, np.inf, np.inf]]), np.array([[0, 2, 3]]), np.array([0.7]),
-                    np.array([1.5])]
-            kernels.refine_step(*args, 1.5, 2.0, use_numba=use)
+            active = np.array([True])
+            args = [active, cand, cand.copy(), state, np.array([[0.7, np.inf, np.inf, np.inf]]),
+                    np.array([[0.7, np.inf, np.inf, np.inf]])]
+            kernels.refine_step(*args, 2.0, use_numba=use)
             expect = interval.step(winner)
             got = state[0, 0]
             assert (F(int(got[0]), int(got[1])), F(int(got[2]), int(got[3])), F(int(got[4]), int(got[5]))) == (
                 expect.lower, expect.best, expect.upper)
+            # 0.7 → 0.1 is 7 times better: go on; 0.7 → 0.7 (no winner) is not twice better: stop
+            assert active[0] == (winner != CENTER)
+
+
+# ---------------------------------------------------------------- trend test
+
+
+def test_kendall_s_and_exact_pvalues_by_hand() -> None:
+    x = np.array([1.0, 2, 3, 4, 5])
+    Y = np.array([[1.0, 2, 3, 4, 5], [5.0, 4, 3, 2, 1], [1.0, 3, 2, 4, 5], [3.0, 1, 4, 5, 2]])
+    s = kendall_s(x, Y)
+    assert s.tolist() == [10, -10, 8, 2]
+    assert kendall_s(x[::-1], Y[:1]).tolist() == [-10]  # unsorted points are fine
+    p = trend_pvalue(s, 5)
+    # 120 orderings: 1 with no inversion, 4 with one, 9 with two, ...; two-sided
+    np.testing.assert_allclose(p[:3], [2 / 120, 2 / 120, 2 * 5 / 120])
+    assert p[3] > 0.5
+    assert smallest_pvalue(5) == pytest.approx(2 / 120)
+    assert smallest_pvalue(4) == pytest.approx(2 / 24)
+    assert smallest_pvalue(3) == pytest.approx(2 / 6)
+    # the normal approximation above EXACT_UP_TO points agrees with the exact tail near it
+    big = np.array([200.0])
+    assert trend_pvalue(big, 41)[0] == pytest.approx(trend_pvalue(big, 40)[0], rel=0.5)
+
+
+def test_trend_condition_keeps_noise_constant() -> None:
+    rng = np.random.default_rng(12)
+    level = 10 ** rng.uniform(-2, 3, 3000)
+    Y = level[:, None] * (1 + rng.uniform(-0.02, 0.02, (3000, 5)))
+    with_trend = refine_series(X, Y, RefineSettings()).constant.mean()
+    without = refine_series(X, Y, RefineSettings(trend_alpha=0.0)).constant.mean()
+    assert with_trend > without and with_trend >= 0.98
+    # four points cannot reach 5%: the condition is not applied there
+    four = refine_series(X[:4], 1 + X[:4] ** 2, RefineSettings())
+    assert not four.constant[0]
 
 
 # ---------------------------------------------------------------- basis and mask groups

@@ -72,13 +72,13 @@ def test_x_to_the_8_3_on_larger_x() -> None:
         assert shape_of(model(x, 3 + 2.5 * x ** (8 / 3))[0]) == (F(8, 3), F(0))
 
 
-def test_exotic_beyond_the_termination_rule_is_close_not_exact() -> None:
-    # x^(7/4) is as far from 3/2 as from 2: no slice doubles its SMAPE, so the search stops; the model
-    # still grows (documented limitation of the paper's termination threshold)
-    m = model(X, 3 + 2.5 * X ** 1.75)[0]
-    alpha, beta = shape_of(m)
-    assert (alpha, beta) != (F(0), F(0))
-    assert abs(float(alpha) + float(beta) * 0.3 - 1.75) < 0.6
+@pytest.mark.parametrize("alpha", [F(7, 4), F(9, 7), F(7, 10), F(11, 8), F(13, 5)])
+def test_exponents_beyond_the_start_table_come_back_exactly(alpha: F) -> None:
+    # x^(7/4) is as far from 3/2 as from 2, where the paper's integer start stopped; it is in the start
+    # table now, and finer exponents (denominators 7, 8, 10) are reached by Stern–Brocot mediants
+    for x in X_SETS:
+        m = model(x, 3 + 2.5 * x ** float(alpha))[0]
+        assert shape_of(m) == (alpha, F(0)), f"{m.function} on {x}"
 
 
 def _noisy_constants(n: int, noise: float, seed: int) -> np.ndarray:
@@ -94,25 +94,36 @@ def test_nonconstancy_threshold_controls_false_growth() -> None:
         models = model(X, values, nonconstancy=threshold)
         rates[threshold] = np.mean([m.function.is_constant for m in models])
     assert rates[1.0] < rates[2.0] < rates[4.0]
-    assert rates[2.0] > 0.9
-    assert rates[4.0] > 0.98
-    assert rates[1.0] < 0.85
+    assert rates[2.0] >= 0.98  # issue 3's target at ±2% noise
+    assert rates[4.0] > 0.99
 
 
 def test_termination_threshold_limits_refinement() -> None:
-    values = 3 + 2.5 * X ** (2 / 3)
-    assert shape_of(model(X, values)[0]) == (F(2, 3), F(0))
-    # no slice can improve its SMAPE 1e9-fold: the search stops after its first iteration, whose
-    # mediants between consecutive integers have denominator 2
+    # 7/10 lies two Stern–Brocot steps below the start table (2/3 and 3/4, then 5/7, then 7/10)
+    values = 3 + 2.5 * X ** 0.7
+    assert shape_of(model(X, values)[0]) == (F(7, 10), F(0))
+    # no slice can get 1e9 times more accurate: the search stops after its first iteration
     stopped = shape_of(model(X, values, termination=1e9)[0])
-    assert stopped != (F(2, 3), F(0))
-    assert stopped[0].denominator <= 2 and stopped[1].denominator <= 2
+    assert stopped != (F(7, 10), F(0))
+    assert stopped[0].denominator <= 7 and stopped[1].denominator <= 7
 
 
 def test_acceptance_threshold_blocks_finer_exponents() -> None:
     values = 3 + 2.5 * X ** (2 / 3)
     alpha, beta = shape_of(model(X, values, acceptance=1e30)[0])
     assert alpha.denominator == 1 and beta.denominator == 1
+
+
+def test_acceptance_prefers_simple_exponents_under_noise() -> None:
+    # with ±2% noise, x^(1/2) data fit x^(1/5)·log2²(x) or x^(3/8)·log2(x) about as well; the
+    # simpler law must win, and it does only because finer exponents and log factors pay a penalty
+    rng = np.random.default_rng(11)
+    x = X * 16
+    values = (3 + 2.5 * x ** 0.5) * (1 + rng.uniform(-0.02, 0.02, (300, 5)))
+    found = np.mean([shape_of(m) == (F(1, 2), F(0)) for m in model(x, values)])
+    unpenalised = np.mean([shape_of(m) == (F(1, 2), F(0)) for m in model(x, values, acceptance=1.0)])
+    assert found > 0.9
+    assert unpenalised < 0.5
 
 
 def test_growth_is_found_under_noise() -> None:

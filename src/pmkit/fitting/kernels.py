@@ -1,12 +1,14 @@
-"""The two hot loops of the refining search, compiled with numba and mirrored in plain numpy.
+"""The hot loops of the refining search, compiled with numba and mirrored in plain numpy.
 
-``fit_table`` fits, for every series, the hypotheses named in its row of an index table (shared
-basis rows, closed-form two-coefficient least squares) and returns RSS, SMAPE and leave-one-out
-SMAPE tables.  ``refine_step`` takes one Stern–Brocot step for every active series and slice and
-applies the acceptance and termination thresholds of paper 000 §3.3 (rules stated in
-:mod:`pmkit.fitting.sternbrocot`).  Both exist twice: a numba loop (``cache=True``, compiled on
-first use, numba imported lazily so ``pmkit --help`` stays light) and a numpy version that is the
-reference and the fallback.  ``PMKIT_NO_NUMBA=1`` forces the numpy path.
+``relative_search`` fits hypotheses by relative (``1/y²``-weighted) least squares and keeps, per
+series and slice, the one with the smallest penalised error — over the shared start table or over
+each series' own mediants.  ``fit_table`` fits, for every series, the hypotheses named in its row of
+an index table by ordinary least squares (shared basis rows, closed form) and returns RSS, SMAPE and
+leave-one-out SMAPE tables: the final coefficients and the non-constancy test.  ``refine_step``
+takes one Stern–Brocot step for every active series and slice and applies the termination
+threshold of paper 000 §3.3 (rules stated in :mod:`pmkit.fitting.sternbrocot`).  All exist
+twice: a numba loop (``cache=True``, compiled on first use, numba imported lazily so ``pmkit --help``
+stays light) and a numpy version that is the reference and the fallback.  ``PMKIT_NO_NUMBA=1`` forces the numpy path.
 """
 
 from __future__ import annotations
@@ -22,6 +24,10 @@ from pmkit.fitting.leastsquares import DEGENERATE, loo_predictions, smape
 NO_NUMBA_ENV = "PMKIT_NO_NUMBA"
 SLICES = 4
 """Slices of the (α, β) plane: β = 0, 1, 2 (α varies) and α = 0 (β varies)."""
+FLAT_BASIS = 1e-20
+"""A basis whose weighted spread is below this share of its weighted square is (numerically) constant."""
+RELATIVE_FLOOR = 1e-6
+"""Relative weights treat ``|y|`` below this share of the series' largest ``|y|`` as that share (zeros)."""
 
 _compiled: dict[str, Callable[..., Any]] = {}
 
@@ -154,17 +160,142 @@ def fit_table(Y: np.ndarray, basis: np.ndarray, weights: np.ndarray, leverage: n
 
 
 # ---------------------------------------------------------------------------------------------
+# relative_search
+
+
+def _relative_search_loop(Y, W, B, valid, pen2, idx, shared, slot_of, best_k, best_crit, best_err, raw_k,
+                          raw_rel):
+    n_series, n = Y.shape
+    k_cols = idx.shape[1]
+    for i in range(n_series):
+        sw = 0.0
+        swy = 0.0
+        for j in range(n):
+            sw += W[i, j]
+            swy += W[i, j] * Y[i, j]
+        ybar = swy / sw
+        row = 0 if shared else i
+        for k in range(k_cols):
+            h = idx[row, k]
+            if h < 0 or not valid[h]:
+                continue
+            swb = 0.0
+            for j in range(n):
+                swb += W[i, j] * B[h, j]
+            bbar = swb / sw
+            sbb = 0.0
+            sby = 0.0
+            raw = 0.0
+            for j in range(n):
+                d = B[h, j] - bbar
+                sbb += W[i, j] * d * d
+                sby += W[i, j] * d * (Y[i, j] - ybar)
+                raw += W[i, j] * B[h, j] * B[h, j]
+            if not sbb > FLAT_BASIS * raw:
+                continue
+            c1 = sby / sbb
+            c0 = ybar - c1 * bbar
+            rel = 0.0
+            for j in range(n):
+                r = Y[i, j] - c0 - c1 * B[h, j]
+                rel += W[i, j] * r * r
+            if not np.isfinite(rel):
+                continue
+            crit = np.inf if pen2[h] == np.inf else rel * pen2[h]
+            s = slot_of[k]
+            if crit < best_crit[i, s]:
+                best_crit[i, s] = crit
+                best_err[i, s] = np.sqrt(rel / n)
+                best_k[i, s] = k
+            if rel < raw_rel[i, s]:
+                raw_rel[i, s] = rel
+                raw_k[i, s] = k
+
+
+def _relative_search_numpy(Y, W, B, valid, pen2, idx, shared, slot_of, best_k, best_crit, best_err, raw_k,
+                           raw_rel):
+    n = Y.shape[1]
+    sw = W.sum(axis=1)
+    ybar = (W * Y).sum(axis=1) / sw
+    for k in range(idx.shape[1]):
+        h = np.broadcast_to(idx[0, k], (Y.shape[0],)) if shared else idx[:, k]
+        ok = (h >= 0) & valid[np.maximum(h, 0)]
+        hh = np.where(ok, h, 0)
+        b = B[hh]
+        with np.errstate(all="ignore"):
+            bbar = (W * b).sum(axis=1) / sw
+            d = b - bbar[:, None]
+            sbb = (W * d * d).sum(axis=1)
+            sby = (W * d * (Y - ybar[:, None])).sum(axis=1)
+            raw = (W * b * b).sum(axis=1)
+            ok &= sbb > FLAT_BASIS * raw
+            c1 = sby / np.where(ok, sbb, 1.0)
+            c0 = ybar - c1 * bbar
+            r = Y - c0[:, None] - c1[:, None] * b
+            rel = (W * r * r).sum(axis=1)
+            ok &= np.isfinite(rel)
+            p = pen2[hh]
+            crit = np.where(p == np.inf, np.inf, rel * p)
+        s = slot_of[k]
+        better = ok & (crit < best_crit[:, s])
+        best_crit[better, s] = crit[better]
+        best_err[better, s] = np.sqrt(rel[better] / n)
+        best_k[better, s] = k
+        closer = ok & (rel < raw_rel[:, s])
+        raw_rel[closer, s] = rel[closer]
+        raw_k[closer, s] = k
+
+
+def relative_weights(Y: np.ndarray) -> np.ndarray:
+    """``1 / y²`` per value, with ``|y|`` floored at 10⁻⁶ of the series' largest ``|y|`` (zeros)."""
+    scale = np.abs(Y)
+    floor = RELATIVE_FLOOR * scale.max(axis=1, keepdims=True)
+    scale = np.maximum(scale, np.where(floor > 0, floor, 1.0))
+    return 1.0 / (scale * scale)
+
+
+def relative_search(Y: np.ndarray, weights: np.ndarray, basis: np.ndarray, valid: np.ndarray, pen2: np.ndarray,
+                    idx: np.ndarray, slot_of: np.ndarray, slots: int, *,
+                    use_numba: bool | None = None) -> dict[str, np.ndarray]:
+    """Fit ``c0 + c1·basis[h]`` to every row of ``Y`` by relative least squares; keep the best per slot.
+
+    Each hypothesis ``h`` is fitted with weights ``1/y²`` (``weights``, from :func:`relative_weights`),
+    so its error ``rel = Σ ((y - p) / y)²`` is the sum of squared relative residuals; its criterion is
+    ``rel · pen2[h]``.  ``idx`` is (1 × K) for hypotheses shared by every series or (series × K), -1
+    for none; column ``k`` competes in slot ``slot_of[k]``.  Returns (series × slots) arrays: ``k``,
+    ``crit`` and ``err`` (RMS relative error ``sqrt(rel / n)``) of the column with the smallest
+    criterion, and ``raw_k``, ``raw_err`` of the column with the smallest error; -1 and inf where a
+    slot has no valid hypothesis.
+    """
+    Y = np.ascontiguousarray(Y, dtype=np.float64)
+    idx = np.ascontiguousarray(idx, dtype=np.int64)
+    count = Y.shape[0]
+    out = {"k": np.full((count, slots), -1, dtype=np.int64), "crit": np.full((count, slots), np.inf),
+           "err": np.full((count, slots), np.inf), "raw_k": np.full((count, slots), -1, dtype=np.int64),
+           "raw_err": np.full((count, slots), np.inf)}
+    args = (Y, np.ascontiguousarray(weights, dtype=np.float64), np.ascontiguousarray(basis, dtype=np.float64),
+            np.ascontiguousarray(valid, dtype=np.bool_), np.ascontiguousarray(pen2, dtype=np.float64), idx,
+            bool(idx.shape[0] == 1 and count != 1), np.ascontiguousarray(slot_of, dtype=np.int64),
+            out["k"], out["crit"], out["err"], out["raw_k"], out["raw_err"])
+    if use_numba is None:
+        use_numba = numba_enabled()
+    if use_numba and count > 0:
+        _jit("relative_search", _relative_search_loop)(*args)
+    else:
+        _relative_search_numpy(*args)
+    out["raw_err"] = np.sqrt(out["raw_err"] / max(Y.shape[1], 1))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
 # refine_step
 
 
-def _refine_step_loop(active, cand_crit, cand_err, state, cen_crit, cen_err, acc, acc_err, thr,
-                      acceptance, termination):
+def _refine_step_loop(active, cand_crit, cand_err, state, cen_crit, cen_err, termination):
     n_series = active.shape[0]
     for i in range(n_series):
         if not active[i]:
             continue
-        best_s = -1
-        best_c = np.inf
         most = 0.0
         for s in range(state.shape[1]):
             lo_n, lo_d, be_n, be_d, up_n, up_d = (state[i, s, 0], state[i, s, 1], state[i, s, 2],
@@ -203,26 +334,6 @@ def _refine_step_loop(active, cand_crit, cand_err, state, cen_crit, cen_err, acc
                 gain = before / after
             if gain > most:
                 most = gain
-            if cen_crit[i, s] < best_c:
-                best_c = cen_crit[i, s]
-                best_s = s
-        if best_s >= 0:
-            old = acc_err[i]
-            new = cen_err[i, best_s]
-            if new <= 0.0:
-                gain = np.inf if old > 0.0 else 1.0
-            elif old == np.inf:
-                gain = 1.0 if new == np.inf else np.inf
-            else:
-                gain = old / new
-            if gain >= thr[i]:
-                acc[i, 0] = best_s
-                acc[i, 1] = state[i, best_s, 2]
-                acc[i, 2] = state[i, best_s, 3]
-                acc_err[i] = cen_err[i, best_s]
-                thr[i] = acceptance
-            else:
-                thr[i] = thr[i] * acceptance
         if most < termination:
             active[i] = False
 
@@ -235,8 +346,7 @@ def _ratio_numpy(old: np.ndarray, new: np.ndarray) -> np.ndarray:
     return np.where((new > 0) & np.isinf(old), np.where(np.isinf(new), 1.0, np.inf), out)
 
 
-def _refine_step_numpy(active, cand_crit, cand_err, state, cen_crit, cen_err, acc, acc_err, thr,
-                       acceptance, termination):
+def _refine_step_numpy(active, cand_crit, cand_err, state, cen_crit, cen_err, termination):
     rows = np.flatnonzero(active)
     if rows.size == 0:
         return
@@ -262,34 +372,22 @@ def _refine_step_numpy(active, cand_crit, cand_err, state, cen_crit, cen_err, ac
     cen_crit[rows] = crit
     cen_err[rows] = err
     most = np.max(np.maximum(_ratio_numpy(before, err), 0.0), axis=1)
-    finite_any = np.isfinite(crit).any(axis=1)
-    best_s = np.argmin(np.where(np.isnan(crit), np.inf, crit), axis=1)
-    pick = np.arange(rows.size)
-    best_err = err[pick, best_s]
-    accept = finite_any & (_ratio_numpy(acc_err[rows], best_err) >= thr[rows])
-    acc_rows = rows[accept]
-    acc[acc_rows, 0] = best_s[accept]
-    acc[acc_rows, 1] = new[pick, best_s, 2][accept]
-    acc[acc_rows, 2] = new[pick, best_s, 3][accept]
-    acc_err[acc_rows] = best_err[accept]
-    thr[rows] = np.where(accept, acceptance, np.where(finite_any, thr[rows] * acceptance, thr[rows]))
     active[rows] = most >= termination
 
 
 def refine_step(active: np.ndarray, cand_crit: np.ndarray, cand_err: np.ndarray, state: np.ndarray,
-                cen_crit: np.ndarray, cen_err: np.ndarray, acc: np.ndarray, acc_err: np.ndarray, thr: np.ndarray,
-                acceptance: float, termination: float, *, use_numba: bool | None = None) -> None:
+                cen_crit: np.ndarray, cen_err: np.ndarray, termination: float, *,
+                use_numba: bool | None = None) -> None:
     """One refinement iteration for every active series, in place.
 
-    Shapes (S series, 4 slices): ``cand_crit``/``cand_err`` (S, 4, 2) the selection criterion and
-    the decision SMAPE of the left and right mediants (inf where absent); ``state`` (S, 4, 6) int64
+    Shapes (S series, 4 slices): ``cand_crit``/``cand_err`` (S, 4, 2) the (penalised) criterion and
+    the relative error of the left and right mediants (inf where absent); ``state`` (S, 4, 6) int64
     ``lower, best, upper`` as numerator/denominator pairs; ``cen_crit``/``cen_err`` (S, 4) those of
-    each slice's best; ``acc`` (S, 3) the accepted hypothesis (slice, numerator, denominator),
-    ``acc_err`` its SMAPE, ``thr`` the acceptance threshold it must now beat; ``active`` (S) bool
-    is cleared when no slice improved its SMAPE by ``termination``.
+    each slice's best.  A mediant with a smaller criterion than the slice's best replaces it (the
+    Stern–Brocot rules of :mod:`pmkit.fitting.sternbrocot`); ``active`` (S) is cleared when no
+    slice's best got ``termination`` times more accurate in this iteration (paper 000 §3.3).
     """
-    args = (active, cand_crit, cand_err, state, cen_crit, cen_err, acc, acc_err, thr,
-            float(acceptance), float(termination))
+    args = (active, cand_crit, cand_err, state, cen_crit, cen_err, float(termination))
     if use_numba is None:
         use_numba = numba_enabled()
     if use_numba and active.shape[0] > 0:

@@ -1,30 +1,42 @@
-"""The iterative-refinement search of paper 000 (§3.3), run for many series at once.
+"""The refinement search of paper 000 (§3.3), widened and noise-aware, run for many series at once.
 
 For series sharing their points ``x`` (a matrix ``Y``: series × points, all finite), find per
-series the simplified PMNF ``c0 + c1·x^α·log2^β(x)``:
+series the simplified PMNF ``c0 + c1·x^α·log2^β(x)`` on the paper's four slices (β = 0, 1, 2 with
+α < 6; α = 0 with β < 3):
 
-1. integer start: on each slice (β = 0, 1, 2 with α = 0..5; α = 0 with β = 1, 2) the best integer
-   exponent — these 19 hypotheses are shared by every series, so one table fit covers all of them;
-2. refinement: per slice, the Stern–Brocot mediants between the best exponent and its bounds; the
-   best hypothesis of an iteration over all slices is accepted if it improves the accepted SMAPE by
-   the acceptance threshold (which grows by that factor with each iteration without acceptance); the
-   search stops when no slice improved its SMAPE by the termination threshold;
-3. non-constancy: the accepted hypothesis replaces the constant model only if it improves the
-   constant model's SMAPE by the non-constancy threshold.
+1. start table: on each slice every exponent with denominator up to ``table_denominator`` (5: the
+   integers, halves, thirds, quarters and fifths — a superset of Extra-P's ``Basic`` search space
+   and of the paper's integer start); shared by every series, so one kernel call covers them all;
+2. refinement: per slice, the Stern–Brocot mediants between its most accurate exponent and that
+   exponent's neighbours (bounds) in the table, then between the best and the new bounds (paper
+   Fig. 2), until in one iteration no slice gets ``termination`` times more accurate (the paper's
+   termination rule); every mediant visited is a candidate for acceptance (below);
+3. non-constancy: the accepted hypothesis replaces the constant model only if it is
+   ``nonconstancy`` times more accurate (SMAPE) and the values show a monotone trend (see
+   :func:`_final_fit`).
 
-Hypotheses are compared by ``selection`` (RSS, as in the paper, or SMAPE); thresholds use the
-``decision`` SMAPE (in-sample or leave-one-out).  Mediants differ between series after the first
-step, so each iteration fits the distinct candidates (few) with one gathered table fit.
+Hypotheses are fitted by relative least squares (weights ``1/y²``: run-to-run noise is a share of
+the value) and compared by their RMS relative error times ``acceptance`` to the power of their
+*level*: denominator of α minus 1, plus that of β, plus ``mixed_level`` for a product
+``x^α·log2^β(x)`` with α, β > 0.  So an exponent one denominator finer, or a log factor on a power,
+must be ``acceptance`` (1.5) times more accurate to be chosen — the paper's acceptance threshold,
+applied to exponent simplicity instead of to iterations.  The choices and their figures are in
+:mod:`pmkit.modelers.refining`.  The accepted hypothesis is refitted by
+ordinary least squares (RSS, as the paper fits) for its coefficients.  Mediants differ between
+series after the start, so each iteration fits the distinct candidates (few) with one gathered call.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from fractions import Fraction
+from functools import lru_cache
 
 import numpy as np
 
-from pmkit.fitting.kernels import SLICES, fit_table, refine_step
+from pmkit.fitting.kernels import SLICES, fit_table, refine_step, relative_search, relative_weights
 from pmkit.fitting.leastsquares import adjusted_r2, basis_stats, constant_loo_predictions, smape
+from pmkit.fitting.trend import kendall_s, smallest_pvalue, trend_pvalue
 
 MAX_ALPHA = 6
 """Exponents α stay below this (paper: α < 6)."""
@@ -36,10 +48,6 @@ MIN_POINTS = 3
 FLAT = 1e-12
 """Series whose values differ by less than this share of their size are constant (rounding only)."""
 
-SELECTIONS = ("rss", "smape", "loo")
-DECISIONS = ("insample", "loo")
-CONSTANCY = ("insample", "loo", "mixed")
-
 
 @dataclass(frozen=True)
 class RefineSettings:
@@ -48,20 +56,16 @@ class RefineSettings:
     acceptance: float = 1.5
     termination: float = 2.0
     nonconstancy: float = 2.0
-    selection: str = "rss"
-    decision: str = "insample"
-    constancy: str = "loo"
     max_iterations: int = 10
     clean_constant: float = 0.0
+    table_denominator: int = 5
+    mixed_level: int = 1
+    trend_alpha: float = 0.05
     use_numba: bool | None = None
 
     def __post_init__(self) -> None:
-        if self.selection not in SELECTIONS:
-            raise ValueError(f"selection must be one of {SELECTIONS}, got {self.selection!r}")
-        if self.decision not in DECISIONS:
-            raise ValueError(f"decision must be one of {DECISIONS}, got {self.decision!r}")
-        if self.constancy not in CONSTANCY:
-            raise ValueError(f"constancy must be one of {CONSTANCY}, got {self.constancy!r}")
+        if self.table_denominator < 1:
+            raise ValueError(f"table_denominator must be at least 1, got {self.table_denominator}")
 
 
 @dataclass
@@ -114,17 +118,50 @@ def basis_rows(x: np.ndarray, slices: np.ndarray, num: np.ndarray, den: np.ndarr
     return power * log_part
 
 
-def _integer_hypotheses(log_terms: bool) -> tuple[np.ndarray, np.ndarray]:
-    slices, values = [], []
-    for s in range(3 if log_terms else 1):
-        for a in range(0 if s else 1, MAX_ALPHA):
-            slices.append(s)
-            values.append(a)
-    if log_terms:
-        for b in range(1, MAX_BETA):
-            slices.append(3)
-            values.append(b)
-    return np.array(slices, dtype=np.int64), np.array(values, dtype=np.int64)
+@dataclass(frozen=True)
+class StartTable:
+    """The start hypotheses of every slice with their neighbours (refinement bounds) and levels.
+
+    Arrays have one entry per hypothesis, ordered by level so that of equally good hypotheses the
+    simpler one wins.  ``lower == value`` means there is no room on the left (α = 0 on a log slice).
+    """
+
+    slices: np.ndarray
+    num: np.ndarray
+    den: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    level: np.ndarray
+
+
+def level_of(slices: np.ndarray, num: np.ndarray, den: np.ndarray, mixed_level: int) -> np.ndarray:
+    """How complex each hypothesis is: denominator minus 1, plus ``mixed_level`` for ``x^α·log2^β(x)``."""
+    slices, num, den = np.asarray(slices), np.asarray(num), np.asarray(den)
+    mixed = (slices == 1) | (slices == 2)
+    return (den - 1) + np.where(mixed & (num > 0), mixed_level, 0)
+
+
+@lru_cache(maxsize=32)
+def start_table(order: int, log_terms: bool, mixed_level: int) -> StartTable:
+    """Every exponent with denominator ≤ ``order`` on each slice (only β = 0 without ``log_terms``)."""
+    rows = []
+    for s in range(SLICES if log_terms else 1):
+        top = MAX_ALPHA if s < 3 else MAX_BETA
+        seq = sorted({Fraction(n, d) for d in range(1, order + 1) for n in range(0, top * d + 1)})
+        for k, value in enumerate(seq[:-1]):
+            if value == 0 and s in (0, 3):
+                continue  # α = β = 0 is the constant model, decided separately
+            lower = value if k == 0 else seq[k - 1]
+            rows.append((s, value, lower, seq[k + 1]))
+    slices = np.array([r[0] for r in rows], dtype=np.int64)
+    num = np.array([r[1].numerator for r in rows], dtype=np.int64)
+    den = np.array([r[1].denominator for r in rows], dtype=np.int64)
+    level = level_of(slices, num, den, mixed_level)
+    order_by = np.argsort(level, kind="stable")
+    lower = np.array([[r[2].numerator, r[2].denominator] for r in rows], dtype=np.int64).reshape(-1, 2)
+    upper = np.array([[r[3].numerator, r[3].denominator] for r in rows], dtype=np.int64).reshape(-1, 2)
+    return StartTable(slices[order_by], num[order_by], den[order_by], lower[order_by], upper[order_by],
+                      level[order_by])
 
 
 def _key(slices: np.ndarray, num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -136,10 +173,10 @@ def _unkey(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return keys >> 42, (keys >> 21) & mask, keys & mask
 
 
-def _tables(fit: dict[str, np.ndarray], settings: RefineSettings) -> tuple[np.ndarray, np.ndarray]:
-    crit = fit[{"rss": "rss", "smape": "smape", "loo": "loo_smape"}[settings.selection]]
-    err = fit["smape" if settings.decision == "insample" else "loo_smape"]
-    return crit, err
+def _penalty(level: np.ndarray, acceptance: float) -> np.ndarray:
+    """The factor on the squared relative error: ``acceptance`` per level on the RMS error."""
+    with np.errstate(over="ignore"):
+        return np.power(float(acceptance), 2.0 * np.asarray(level, dtype=float))
 
 
 def refine_series(x: np.ndarray, Y: np.ndarray, settings: RefineSettings | None = None) -> SingleFits:
@@ -180,41 +217,30 @@ def refine_series(x: np.ndarray, Y: np.ndarray, settings: RefineSettings | None 
     elif not log_terms:
         out.notes.append("parameter values below 1: no log terms")
 
-    needs_loo = settings.selection == "loo" or settings.decision == "loo"
-    # integer start: shared hypotheses, one table fit for all series
-    h_slices, h_values = _integer_hypotheses(log_terms)
-    ones = np.ones_like(h_values)
-    stats = basis_stats(basis_rows(x, h_slices, h_values, ones))
-    idx = np.broadcast_to(np.arange(len(h_slices), dtype=np.int64), (count, len(h_slices)))
-    fit = fit_table(Y, stats.basis, stats.weights, stats.leverage, stats.mean, stats.valid, idx,
-                    loo=needs_loo, use_numba=settings.use_numba)
-    crit, err = _tables(fit, settings)
-
-    state = np.zeros((count, SLICES, 6), dtype=np.int64)
-    state[:, :, 1::2] = 1
-    cen_crit = np.full((count, SLICES), np.inf)
-    cen_err = np.full((count, SLICES), np.inf)
+    # start table: shared hypotheses, one kernel call for all series
+    table = start_table(1 if negative else settings.table_denominator, log_terms, settings.mixed_level)
+    stats = basis_stats(basis_rows(x, table.slices, table.num, table.den))
+    weights = relative_weights(Y)
+    found = relative_search(Y, weights, stats.basis, stats.valid, _penalty(table.level, settings.acceptance),
+                            np.arange(len(table.slices), dtype=np.int64)[None, :], table.slices, SLICES,
+                            use_numba=settings.use_numba)
     rows = np.arange(count)
-    for s in range(SLICES):
-        cols = np.flatnonzero(h_slices == s)
-        if cols.size == 0:
-            continue
-        pick = cols[np.argmin(np.where(np.isnan(crit[:, cols]), np.inf, crit[:, cols]), axis=1)]
-        best = h_values[pick]
-        state[:, s, 0] = np.maximum(best - 1, 0)
-        state[:, s, 2] = best
-        state[:, s, 4] = best + 1
-        cen_crit[:, s] = crit[rows, pick]
-        cen_err[:, s] = err[rows, pick]
-
-    first = np.argmin(cen_crit, axis=1)
-    acc = np.stack([first, state[rows, first, 2], state[rows, first, 3]], axis=1).astype(np.int64)
-    acc_err = cen_err[rows, first].copy()
-    thr = np.full(count, settings.acceptance)
-    active = np.isfinite(cen_crit[rows, first])
-    enabled = np.isfinite(cen_crit)
+    first = np.argmin(found["crit"], axis=1)
+    pick = np.maximum(found["k"][rows, first], 0)
+    acc = np.stack([table.slices[pick], table.num[pick], table.den[pick]], axis=1).astype(np.int64)
+    acc_crit = found["crit"][rows, first]
+    # each slice's refinement starts at its most accurate start exponent, between its table neighbours
+    enabled = found["raw_k"] >= 0
+    k = np.maximum(found["raw_k"], 0)
+    state = np.zeros((count, SLICES, 6), dtype=np.int64)
+    state[..., 0], state[..., 1] = table.lower[k, 0], table.lower[k, 1]
+    state[..., 2], state[..., 3] = table.num[k], table.den[k]
+    state[..., 4], state[..., 5] = table.upper[k, 0], table.upper[k, 1]
+    cen_err = found["raw_err"]
+    active = enabled.any(axis=1)
 
     iterations = 0 if negative else settings.max_iterations
+    slot_of = np.arange(SLICES * 2, dtype=np.int64)
     for _ in range(iterations):
         live = np.flatnonzero(active)
         if live.size == 0:
@@ -229,24 +255,40 @@ def refine_series(x: np.ndarray, Y: np.ndarray, settings: RefineSettings | None 
         uniq, inverse = np.unique(keys[has], return_inverse=True)
         u_slices, u_num, u_den = _unkey(uniq)
         u_stats = basis_stats(basis_rows(x, u_slices, u_num, u_den))
+        u_pen = _penalty(level_of(u_slices, u_num, u_den, settings.mixed_level), settings.acceptance)
         table_idx = np.full(keys.shape, -1, dtype=np.int64)
         table_idx[has] = inverse.reshape(-1)
-        fit = fit_table(Y[live], u_stats.basis, u_stats.weights, u_stats.leverage, u_stats.mean, u_stats.valid,
-                        table_idx.reshape(live.size, -1), loo=needs_loo, use_numba=settings.use_numba)
-        crit, err = _tables(fit, settings)
-        sub = (active[live].copy(), crit.reshape(live.size, SLICES, 2), err.reshape(live.size, SLICES, 2),
-               st, cen_crit[live], cen_err[live], acc[live], acc_err[live], thr[live])
-        refine_step(*sub, settings.acceptance, settings.termination, use_numba=settings.use_numba)
-        active[live], state[live], cen_crit[live], cen_err[live] = sub[0], sub[3], sub[4], sub[5]
-        acc[live], acc_err[live], thr[live] = sub[6], sub[7], sub[8]
+        cand = relative_search(Y[live], weights[live], u_stats.basis, u_stats.valid, u_pen,
+                               table_idx.reshape(live.size, -1), slot_of, SLICES * 2, use_numba=settings.use_numba)
+        # a mediant is accepted when its penalised error beats the accepted hypothesis's
+        best = np.argmin(cand["crit"], axis=1)
+        lrows = np.arange(live.size)
+        better = cand["crit"][lrows, best] < acc_crit[live]
+        won = live[better]
+        acc[won, 0] = best[better] // 2
+        acc[won, 1] = num.reshape(live.size, -1)[lrows, best][better]
+        acc[won, 2] = den.reshape(live.size, -1)[lrows, best][better]
+        acc_crit[won] = cand["crit"][lrows, best][better]
+        # the slices move towards their most accurate exponent (paper: Stern–Brocot steps by error)
+        err = cand["err"].reshape(live.size, SLICES, 2)
+        sub = (active[live].copy(), err, err, st, cen_err[live].copy(), cen_err[live].copy())
+        refine_step(*sub, settings.termination, use_numba=settings.use_numba)
+        active[live], state[live], cen_err[live] = sub[0], sub[3], sub[5]
 
-    _final_fit(x, Y, acc, np.isfinite(acc_err) & ~flat, tss, const_in, const_loo, settings, out)
+    _final_fit(x, Y, acc, np.isfinite(acc_crit) & ~flat, tss, const_in, settings, out)
     return out
 
 
 def _final_fit(x: np.ndarray, Y: np.ndarray, acc: np.ndarray, found: np.ndarray, tss: np.ndarray,
-               const_in: np.ndarray, const_loo: np.ndarray, settings: RefineSettings, out: SingleFits) -> None:
-    """Refit the accepted hypotheses and keep those that pass the non-constancy test."""
+               const_in: np.ndarray, settings: RefineSettings, out: SingleFits) -> None:
+    """Refit the accepted hypotheses by least squares and keep those that pass the non-constancy test.
+
+    The test compares the constant model's in-sample SMAPE with the hypothesis's leave-one-out
+    SMAPE (a two-coefficient fit always beats the mean in-sample, so the hypothesis is charged for
+    its extra coefficient).  Where the points allow it (``x ≥ 0``, enough points to reach
+    ``trend_alpha``), the values must also show a monotone trend (Mann–Kendall,
+    :mod:`pmkit.fitting.trend`), since every hypothesis is monotone.
+    """
     rows = np.flatnonzero(found)
     if rows.size == 0:
         return
@@ -265,15 +307,13 @@ def _final_fit(x: np.ndarray, Y: np.ndarray, acc: np.ndarray, found: np.ndarray,
         c0, c1, rss, sm, loo = _clean_constant(Y[rows], basis[inverse], c0, c1, rss, sm, loo,
                                                settings.clean_constant)
     # non-constancy: keep the hypothesis only if it beats the constant model's SMAPE clearly
-    if settings.constancy == "insample":
-        before, after = const_in[rows], sm
-    elif settings.constancy == "loo":
-        before, after = const_loo[rows], loo
-    else:
-        before, after = const_in[rows], loo
+    before, after = const_in[rows], loo
     with np.errstate(all="ignore"):
         gain = np.where(after <= 0, np.where(before > 0, np.inf, 1.0), before / np.where(after > 0, after, 1.0))
     ok = np.isfinite(c1) & (c1 != 0) & np.isfinite(rss) & (gain >= settings.nonconstancy)
+    if settings.trend_alpha > 0 and (x >= 0).all() and smallest_pvalue(n) <= settings.trend_alpha:
+        # every hypothesis is monotone in x ≥ 0: growth needs a monotone trend beyond noise
+        ok &= trend_pvalue(kendall_s(x, Y[rows]), n) <= settings.trend_alpha
     rows, inv = rows[ok], inverse[ok]
     out.constant[rows] = False
     alpha, beta = _fraction_pairs(u_slices[inv], u_num[inv], u_den[inv])

@@ -3,7 +3,8 @@
 The refining modeler (paper 000, section 3.3) searches an exponent between a lower bound, the best
 exponent so far and an upper bound.  Each step looks at the two mediants ``(n1+n2)/(d1+d2)`` between
 the best exponent and each bound and moves or narrows the interval.  Because the bounds start as
-consecutive integers, every mediant is the next node on a Stern–Brocot path, so no simpler fraction
+Farey neighbours (consecutive integers in the paper; neighbours in pmkit's start table of
+denominators ≤ 5), every mediant is the next node on a Stern–Brocot path, so no simpler fraction
 in between is ever skipped.  This module is the exact, scalar statement of those rules; the batched
 kernels in :mod:`pmkit.fitting.kernels` apply the same rules to integer (numerator, denominator)
 arrays and the tests hold them to this reference.
