@@ -185,13 +185,12 @@ def _relative_search_loop(Y, W, B, valid, pen2, idx, shared, slot_of, best_k, be
             bbar = swb / sw
             sbb = 0.0
             sby = 0.0
-            raw = 0.0
             for j in range(n):
                 d = B[h, j] - bbar
                 sbb += W[i, j] * d * d
                 sby += W[i, j] * d * (Y[i, j] - ybar)
-                raw += W[i, j] * B[h, j] * B[h, j]
-            if not sbb > FLAT_BASIS * raw:
+            # Σ w·b² = Σ w·(b - b̄)² + Σw·b̄²: the spread must be a visible share of it
+            if not sbb > FLAT_BASIS * (sbb + sw * bbar * bbar):
                 continue
             c1 = sby / sbb
             c0 = ybar - c1 * bbar
@@ -227,8 +226,7 @@ def _relative_search_numpy(Y, W, B, valid, pen2, idx, shared, slot_of, best_k, b
             d = b - bbar[:, None]
             sbb = (W * d * d).sum(axis=1)
             sby = (W * d * (Y - ybar[:, None])).sum(axis=1)
-            raw = (W * b * b).sum(axis=1)
-            ok &= sbb > FLAT_BASIS * raw
+            ok &= sbb > FLAT_BASIS * (sbb + sw * bbar * bbar)
             c1 = sby / np.where(ok, sbb, 1.0)
             c0 = ybar - c1 * bbar
             r = Y - c0[:, None] - c1[:, None] * b
