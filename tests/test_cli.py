@@ -121,3 +121,23 @@ def test_model_with_taint_prior_constrains_and_reports_contradiction(shared_data
     assert models["mat_mul"]["function"]["terms"][0]["factors"][0]["exponent"] == "3"
     (finding,) = document["findings"]
     assert finding["callpath"] == "atoi" and "cannot cause" in finding["title"]
+
+
+def test_cube_shortcuts_reach_the_reader(tmp_path):
+    from pmkit.testing.example_study import generate
+
+    study = tmp_path / "study"
+    generate(study, processes=(8, 27, 64), repetitions=1)
+
+    def main_at_64(*extra: str) -> float:
+        from pmkit.pmnf import Function
+
+        result = run_pmkit("model", str(study), "--metric", "time", "--json", *extra)
+        assert result.returncode == 0, result.stderr
+        models = {m["callpath"]: m for m in json.loads(result.stdout)["models"]}
+        assert {m["metric"] for m in models.values()} == {"time"}
+        return Function.from_json(models["main"]["function"], ["p"]).evaluate(64.0)
+
+    exclusive, inclusive = main_at_64(), main_at_64("--values", "inclusive")
+    assert inclusive > 10 * exclusive
+    assert main_at_64("--values", "inclusive", "--aggregation", "sum") == pytest.approx(64 * inclusive, rel=0.05)

@@ -48,6 +48,11 @@ def _add_input_arguments(parser: argparse.ArgumentParser) -> None:
                         help="model only this metric (repeatable; default: all)")
     parser.add_argument("--measure", choices=("mean", "median", "min", "max"), default="mean",
                         help="how repetitions are reduced (default: mean)")
+    parser.add_argument("--values", choices=("exclusive", "inclusive"), default=None,
+                        help="Cube: values without callees (exclusive, Extra-P's default) or with them")
+    parser.add_argument("--aggregation", choices=("mean", "sum", "max", "min"), default=None,
+                        help="Cube: how a run's processes/threads become one value (default: mean, weak scaling; "
+                             "sum for strong scaling)")
     parser.add_argument("--json", action="store_true", help="print the results as JSON (schema in the README)")
     parser.add_argument("--out", metavar="FILE", type=Path, help="write the output to FILE instead of stdout")
     parser.add_argument("--prior", metavar="FILE", type=Path,
@@ -149,19 +154,25 @@ def _write_json(document: Any, out: Path | None) -> None:
 
 def load_inputs(args: argparse.Namespace, registry: Any) -> list[tuple[str, Any]]:
     """Read every PATH; a file that fails is reported on stderr and skipped (InputError if all fail)."""
-    from pmkit.errors import InputError
+    from pmkit.errors import InputError, UsageError
     from pmkit.options import parse_assignments
-    from pmkit.sdk import read
+    from pmkit.sdk import find_reader, read
 
-    reader_options: dict[str, Any] = dict(parse_assignments(args.reader_option))
-    if args.metric and args.reader:
-        declared = {o.name for o in registry.get("reader", args.reader).options}
-        if "metrics" in declared:
-            reader_options.setdefault("metrics", ",".join(args.metric))
+    given: dict[str, Any] = dict(parse_assignments(args.reader_option))
+    shortcuts = {"metrics": ",".join(args.metric) if args.metric else None, "values": args.values,
+                 "aggregation": args.aggregation}
     loaded, failures = [], []
     for path in args.paths:
         try:
-            loaded.append((str(path), read(path, args.reader, registry=registry, **reader_options)))
+            reader = registry.get("reader", args.reader) if args.reader else find_reader(path, registry)
+            declared = {o.name for o in reader.options}
+            options = dict(given)
+            for name, value in shortcuts.items():
+                if value is not None and name in declared:
+                    options.setdefault(name, value)
+                elif value is not None and name != "metrics":
+                    raise UsageError(f"--{name} does not apply to {path}: reader {reader.name} has no such option")
+            loaded.append((str(path), read(path, reader.name, registry=registry, **options)))
         except InputError as exc:
             failures.append((str(path), exc))
     err = _stderr()
