@@ -60,6 +60,17 @@ def test_noise_free_functions_come_back_exactly(shapes: list[tuple[F, F]], c0: f
             assert m.quality.smape < 1e-6
 
 
+def test_the_unit_does_not_matter() -> None:
+    rng = np.random.default_rng(13)
+    values = (3 + 2.5 * X ** 1.5) * (1 + rng.uniform(-0.02, 0.02, (50, 5)))
+    shapes = [shape_of(m) for m in model(X, values)]
+    for scale in (1e-100, 1e-9, 1e12, 1e100):
+        scaled = model(X, values * scale)
+        assert [shape_of(m) for m in scaled] == shapes
+        assert scaled[0].function.terms[0].coefficient == pytest.approx(
+            scale * model(X, values[:1])[0].function.terms[0].coefficient, rel=1e-9)
+
+
 def test_zero_constant_is_exactly_zero() -> None:
     m = model(X, 2.5 * X ** 2)[0]
     assert m.function.constant == 0.0

@@ -220,8 +220,12 @@ def refine_series(x: np.ndarray, Y: np.ndarray, settings: RefineSettings | None 
     # start table: shared hypotheses, one kernel call for all series
     table = start_table(1 if negative else settings.table_denominator, log_terms, settings.mixed_level)
     stats = basis_stats(basis_rows(x, table.slices, table.num, table.den))
-    weights = relative_weights(Y)
-    found = relative_search(Y, weights, stats.basis, stats.valid, _penalty(table.level, settings.acceptance),
+    # relative errors do not depend on the scale: search on values scaled to a largest |y| of 1, so
+    # weights 1/y² neither overflow nor underflow whatever the unit
+    largest = np.abs(Y).max(axis=1, keepdims=True)
+    Ys = Y / np.where(largest > 0, largest, 1.0)
+    weights = relative_weights(Ys)
+    found = relative_search(Ys, weights, stats.basis, stats.valid, _penalty(table.level, settings.acceptance),
                             np.arange(len(table.slices), dtype=np.int64)[None, :], table.slices, SLICES,
                             use_numba=settings.use_numba)
     rows = np.arange(count)
@@ -258,7 +262,7 @@ def refine_series(x: np.ndarray, Y: np.ndarray, settings: RefineSettings | None 
         u_pen = _penalty(level_of(u_slices, u_num, u_den, settings.mixed_level), settings.acceptance)
         table_idx = np.full(keys.shape, -1, dtype=np.int64)
         table_idx[has] = inverse.reshape(-1)
-        cand = relative_search(Y[live], weights[live], u_stats.basis, u_stats.valid, u_pen,
+        cand = relative_search(Ys[live], weights[live], u_stats.basis, u_stats.valid, u_pen,
                                table_idx.reshape(live.size, -1), slot_of, SLICES * 2, use_numba=settings.use_numba)
         # a mediant is accepted when its penalised error beats the accepted hypothesis's
         best = np.argmin(cand["crit"], axis=1)
