@@ -7,8 +7,9 @@ gets the same noisy values in the same run.  Two scores per model, as in the pap
 exponents (α, β) at 4× the largest x match the true function's exactly, and the prediction at 4× the
 largest x is within ±2% of the true value.
 
-    python bench/accuracy.py                     # the paper's size
+    python bench/accuracy.py --per-case 1000     # the paper's size
     python bench/accuracy.py --per-case 100      # a quick check
+    python bench/accuracy.py --option nonconstancy=2.5   # try a pmkit modeler option
     python bench/accuracy.py --json out.json     # also write rates and pmkit's misses
 
 Extra-P runs from its own environment (see ``extrap_env.py``).
@@ -27,13 +28,15 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 import numpy as np
-from extrap_env import EXTRAP_MODELERS, extrap_python, extrap_version, model_with_extrap
+from extrap_env import EXTRAP_MODELERS, ExtrapUnavailable, extrap_python, extrap_version, model_with_extrap
 from rich.console import Console
 from rich.table import Table
 from synthetic import CASES, NOISE, TERMS, X_SETS, SyntheticFunctions, add_noise, generate
 
 import pmkit
+from pmkit.errors import PmkitError
 from pmkit.experiment import CallTree, Experiment, Metric
+from pmkit.options import parse_assignments
 from pmkit.pmnf import Function
 
 Shape = tuple[Fraction, Fraction]
@@ -92,14 +95,15 @@ def score(functions: Sequence[Function | None], truth: SyntheticFunctions, x_at:
     return Scores(exact, predicted, chosen)
 
 
-def model_with_pmkit(x: np.ndarray, values: np.ndarray, modeler: str) -> tuple[list[Function | None], float]:
+def model_with_pmkit(x: np.ndarray, values: np.ndarray, modeler: str,
+                     options: dict[str, str] | None = None) -> tuple[list[Function | None], float]:
     """Model every series (series × points × repetitions) with pmkit's SDK; returns functions, seconds."""
     tree = CallTree()
     for i in range(values.shape[0]):
         tree.add(f"s{i}")
     experiment = Experiment(("x",), x[:, None], tree, (Metric("value"),), {"value": values})
     start = time.perf_counter()
-    models = pmkit.model(experiment, modeler=modeler)
+    models = pmkit.model(experiment, modeler=modeler, **(options or {}))
     functions = [m.function for m in models]
     return functions, time.perf_counter() - start
 
@@ -135,11 +139,14 @@ def percent(mask: np.ndarray) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--per-case", type=int, default=1000, help="functions per case (paper: 1000)")
+    parser.add_argument("--per-case", type=int, default=500,
+                        help="functions per case (paper: 1000, about 17 minutes here with Extra-P; default 500)")
     parser.add_argument("--seed", type=int, default=20200826, help="random seed (fixed for reproducibility)")
     parser.add_argument("--repetitions", type=int, default=1,
                         help="noisy repetitions per point (paper: one noisy value per point)")
     parser.add_argument("--pmkit-modeler", default="refining", help="pmkit modeler to score")
+    parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
+                        help="an option of the pmkit modeler (repeatable), e.g. --option nonconstancy=2.5")
     parser.add_argument("--no-extrap", action="store_true", help="score pmkit only")
     parser.add_argument("--jobs", type=int, default=1, help="Extra-P runner processes in parallel")
     parser.add_argument("--chunk", type=int, default=2000, help="series per Extra-P runner call")
@@ -147,11 +154,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", help="write rates and pmkit's misses to this file")
     args = parser.parse_args(argv)
     console = Console(width=None if sys.stdout.isatty() else 110)
+    options = parse_assignments(args.option)
 
     rng = np.random.default_rng(args.seed)
     truths = [generate(label, args.per_case, rng) for label, _, _ in CASES]
     n = args.per_case
-    tools = [f"pmkit {args.pmkit_modeler}"] + ([] if args.no_extrap else [f"Extra-P {m}" for m in EXTRAP_MODELERS])
+    label = " ".join([f"pmkit {args.pmkit_modeler}", *args.option])
+    tools = [label] + ([] if args.no_extrap else [f"Extra-P {m}" for m in EXTRAP_MODELERS])
     # scores[tool][case][x-set]
     scores: dict[str, dict[str, dict[str, Scores]]] = {t: {c.case: {} for c in truths} for t in tools}
     seconds = dict.fromkeys(tools, 0.0)
@@ -167,7 +176,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         x_at = 4 * float(x.max())
         console.log(f"x = {xs_label}: {values.shape[0]} series")
         results: dict[str, list[Function | None]] = {}
-        functions, took = model_with_pmkit(x, values, args.pmkit_modeler)
+        functions, took = model_with_pmkit(x, values, args.pmkit_modeler, options)
         results[tools[0]] = functions
         seconds[tools[0]] += took
         if not args.no_extrap:
@@ -182,7 +191,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     summary = report(console, tools, truths, scores, seconds, args.misses)
     if args.json:
         with open(args.json, "w") as out:
-            json.dump({"per_case": n, "seed": args.seed, "repetitions": args.repetitions, **summary}, out, indent=1)
+            json.dump({"per_case": n, "seed": args.seed, "repetitions": args.repetitions, "options": options,
+                       **summary}, out, indent=1)
     return 0
 
 
@@ -262,4 +272,8 @@ def _misses(truth: SyntheticFunctions, per_xset: dict[str, Scores]) -> list[dict
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except (PmkitError, ExtrapUnavailable) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)

@@ -177,7 +177,11 @@ def main() -> None:
     import extrap
 
     commands = {"model": command_model, "load": command_load}
-    result = commands[request["command"]](request)
+    try:
+        result = commands[request["command"]](request)
+    except Exception as exc:  # report Extra-P's own complaint in one line, not a traceback
+        where = request.get("path", "the series")
+        raise SystemExit(f"Extra-P failed on {where}: {type(exc).__name__}: {exc}") from None
     result["extrap_version"] = getattr(extrap, "__version__", "unknown")
     json.dump(result, sys.stdout)
 

@@ -22,14 +22,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from extrap_env import EXTRAP_MODELERS, extrap_version, load_with_extrap, model_with_extrap
+from extrap_env import EXTRAP_MODELERS, ExtrapUnavailable, extrap_version, load_with_extrap, model_with_extrap
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 import pmkit
-from pmkit.errors import PmkitError
+from pmkit.errors import InputError, PmkitError
 from pmkit.experiment import CallTree, Experiment, Metric
+from pmkit.options import parse_assignments
 
 DEFAULT_INPUT = Path(__file__).resolve().parents[2] / "shared" / "data" / "cube" / "extrap-mm-single"
 
@@ -77,6 +78,8 @@ def read_with_extrap(path: Path) -> SeriesSet:
 
 def load(path: Path, source: str, console: Console) -> SeriesSet:
     """Read ``path`` with pmkit, Extra-P, or (``auto``) pmkit and else Extra-P."""
+    if not path.exists():
+        raise InputError(path, "no such file or directory")
     if source in ("pmkit", "auto"):
         try:
             return read_with_pmkit(path)
@@ -95,14 +98,14 @@ def smape(truth: np.ndarray, predicted: np.ndarray) -> np.ndarray:
     return np.where(np.isfinite(predicted), out, 200.0)
 
 
-def model_pmkit(x: np.ndarray, values: np.ndarray, modeler: str) -> tuple[list, float]:
+def model_pmkit(x: np.ndarray, values: np.ndarray, modeler: str, options: dict[str, str]) -> tuple[list, float]:
     """pmkit's models of every series (series × points × repetitions) and the seconds they took."""
     tree = CallTree()
     for i in range(values.shape[0]):
         tree.add(f"s{i}")
     experiment = Experiment(("x",), x[:, None], tree, (Metric("value"),), {"value": values})
     start = time.perf_counter()
-    functions = [m.function for m in pmkit.model(experiment, modeler=modeler)]
+    functions = [m.function for m in pmkit.model(experiment, modeler=modeler, **options)]
     return functions, time.perf_counter() - start
 
 
@@ -114,6 +117,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--source", choices=("auto", "pmkit", "extrap"), default="auto",
                         help="which tool reads the inputs (default: pmkit if it can, else Extra-P)")
     parser.add_argument("--pmkit-modeler", default="refining")
+    parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
+                        help="an option of the pmkit modeler (repeatable)")
     parser.add_argument("--min-points", type=int, default=4,
                         help="series need at least this many measured points besides the held-back one")
     parser.add_argument("--show", type=int, default=10, help="list the series where the tools differ most")
@@ -121,7 +126,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     console = Console(width=None if sys.stdout.isatty() else 110)
     console.print(f"leave-last-out on {len(args.paths)} input(s); Extra-P {extrap_version()}")
 
-    tools = [f"pmkit {args.pmkit_modeler}", *(f"Extra-P {m}" for m in EXTRAP_MODELERS)]
+    tools = [" ".join([f"pmkit {args.pmkit_modeler}", *args.option]), *(f"Extra-P {m}" for m in EXTRAP_MODELERS)]
     errors: dict[str, list[np.ndarray]] = {t: [] for t in tools}
     constants: dict[str, int] = dict.fromkeys(tools, 0)
     rows: list[tuple[str, float, dict[str, str], dict[str, float]]] = []
@@ -142,7 +147,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         x_train, x_last = data.x[:-1], float(data.x[-1])
         predictions: dict[str, np.ndarray] = {}
         texts: dict[str, list[str]] = {}
-        functions, _ = model_pmkit(x_train, train[keep], args.pmkit_modeler)
+        functions, _ = model_pmkit(x_train, train[keep], args.pmkit_modeler, parse_assignments(args.option))
         predictions[tools[0]] = np.array([np.nan if f is None else float(f.evaluate(x_last)) for f in functions])
         texts[tools[0]] = ["no model" if f is None else f.pretty_text() for f in functions]
         constants[tools[0]] += sum(1 for f in functions if f is not None and f.is_constant)
@@ -198,5 +203,9 @@ def report(console: Console, tools: list[str], errors: dict[str, list[np.ndarray
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except (PmkitError, ExtrapUnavailable) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)
 
