@@ -16,7 +16,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[FIGURES] = []
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def figures(request: pytest.FixtureRequest) -> list:
     """Append ``(label, text)`` rows; they are printed in the terminal summary."""
     return request.config.stash[FIGURES]
