@@ -1,6 +1,7 @@
 """Accuracy protocol for the Perf-Taint prior: false dependencies with and without it, and contention.
 
-A generated study of a program with noisy constant helpers, kernels that depend on one of two
+A generated Score-P-style Cube study (written with pmkit's Cube writer, read by the Cube reader) of
+a program with noisy constant helpers, kernels that depend on one of two
 parameters (``size`` or ``p``) and one constant kernel with a planted contention effect (it slows
 down by 25 % from the smallest to the largest ``p``, which its code cannot cause).  Beside it, a raw
 Perf-Taint JSON file describing that program.  Per seed, the study is modeled without and with the
@@ -24,8 +25,8 @@ from pathlib import Path
 import numpy as np
 
 import pmkit
-from pmkit.experiment import ExperimentBuilder
 from pmkit.priors.taint import contradictions, load
+from pmkit.testing.cubewriter import TIME, write_cube
 
 P_VALUES = (2, 4, 8, 16, 32)
 SIZE_VALUES = (10, 20, 30, 40, 50)
@@ -64,19 +65,24 @@ def taint_json() -> dict:
             "functions_demangled_names": names, "parameters": ["size", "p"]}
 
 
-def study(seed: int, params: tuple[str, ...], noise: float) -> pmkit.Experiment:
+def study(seed: int, params: tuple[str, ...], noise: float, folder: Path) -> pmkit.Experiment:
+    """Write the study as Score-P-style Cube files (``app.p8.size30.r2/profile.cubex``) and read it back."""
     rng = np.random.default_rng(seed)
-    b = ExperimentBuilder(params)
-    b.add_metric("time", "s")
     grids = {"p": P_VALUES, "size": SIZE_VALUES}
     laws = {**HELPERS, **SIZE_KERNELS, **P_KERNELS, CONTENTION[0]: ((), CONTENTION[1])}
+    callpaths = ["main", *(f"main->{name}" for name in laws)]
+    root = folder / f"seed{seed}"
     for point in itertools.product(*(grids[n] for n in params)):
         coords = dict(zip(params, point, strict=True))
         p, s = coords.get("p", 8), coords.get("size", 30)
-        for name, (_, law) in laws.items():
-            value = float(law(np.float64(p), np.float64(s)))
-            b.add_values(f"main->{name}", "time", point, value * (1 + noise * rng.standard_normal(REPETITIONS)))
-    return b.build()
+        ranks = int(coords.get("p", 1))
+        label = ".".join(f"{n}{v}" for n, v in coords.items())
+        means = np.array([0.0, *(float(law(np.float64(p), np.float64(s))) for _, law in laws.values())])
+        for rep in range(1, REPETITIONS + 1):
+            per_run = means * (1 + noise * rng.standard_normal(len(means)))
+            write_cube(root / f"app.{label}.r{rep}" / "profile.cubex", callpaths, (TIME,),
+                       {"time": np.repeat(per_run[:, None], ranks, axis=1)}, processes=ranks)
+    return pmkit.read(root, "cube", progress=False)
 
 
 def true_params(name: str) -> set[str]:
@@ -100,7 +106,7 @@ def run(params: tuple[str, ...], seeds: int, noise: float) -> None:
         totals = {"free": 0, "prior": 0, "found": 0, "false_findings": 0, "missed_kernels": 0}
         example = None
         for seed in range(seeds):
-            exp = study(seed, params, noise)
+            exp = study(seed, params, noise, Path(tmp))
             constraints = knowledge.constraints(exp)
             free = pmkit.model(exp)
             shaped = pmkit.model(exp, constraints=constraints)
