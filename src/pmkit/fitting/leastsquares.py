@@ -101,6 +101,23 @@ def adjusted_r2(rss: np.ndarray, tss: np.ndarray, n: int, coefficients: int) -> 
         return 1.0 - (1.0 - r2) * (n - 1) / dof
 
 
+WELL_CONDITIONED = 1e8
+"""Normal equations are solved directly below this condition number of the (scaled) design."""
+
+
+def _left_inverse(design: np.ndarray) -> np.ndarray:
+    """``(DᵀD)⁻¹Dᵀ`` for a well-conditioned design (columns scaled to unit norm first), else ``pinv(D)``."""
+    norms = np.sqrt((design * design).sum(axis=0))
+    if design.shape[0] >= design.shape[1] and (norms > 0).all() and np.isfinite(norms).all():
+        scaled = design / norms
+        gram = scaled.T @ scaled
+        with np.errstate(all="ignore"):
+            condition = np.linalg.cond(gram)
+        if condition < WELL_CONDITIONED ** 2:
+            return np.linalg.solve(gram, scaled.T) / norms[:, None]
+    return np.linalg.pinv(design)
+
+
 @dataclass(frozen=True)
 class DesignFit:
     """A shared-design least-squares fit of many series: coefficients (series × columns) and errors."""
@@ -112,18 +129,21 @@ class DesignFit:
     loo_smape: np.ndarray
 
 
-def fit_design(Y: np.ndarray, design: np.ndarray) -> DesignFit:
+def fit_design(Y: np.ndarray, design: np.ndarray, *, insample: bool = True) -> DesignFit:
     """Least squares of every row of ``Y`` on the shared ``design`` (points × columns).
 
-    Uses the pseudo-inverse once for all rows; leave-one-out errors come from the hat matrix.
-    Rank-deficient designs get the minimum-norm solution.
+    Solves the normal equations once for all rows (the pseudo-inverse where they are ill-conditioned,
+    so rank-deficient designs get the minimum-norm solution); leave-one-out errors come from the hat
+    matrix.  ``insample=False`` skips the in-sample SMAPE (NaN) for callers that rank by
+    leave-one-out error and need it only for the winner.
     """
     design = np.asarray(design, dtype=float)
-    pinv = np.linalg.pinv(design)
+    pinv = _left_inverse(design)
     coefficients = Y @ pinv.T
     predicted = coefficients @ design.T
     residual = Y - predicted
     rss = (residual * residual).sum(axis=1)
     leverage = np.einsum("ij,ji->i", design, pinv)
     loo = loo_predictions(Y, predicted, leverage[None, :])
-    return DesignFit(coefficients, predicted, rss, smape(Y, predicted), smape(Y, loo))
+    in_sample = smape(Y, predicted) if insample else np.full(len(Y), np.nan)
+    return DesignFit(coefficients, predicted, rss, in_sample, smape(Y, loo))

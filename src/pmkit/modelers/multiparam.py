@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from pmkit.constraints import Constraint
-from pmkit.fitting.leastsquares import DesignFit, adjusted_r2, fit_design
+from pmkit.fitting.leastsquares import DesignFit, adjusted_r2, fit_design, smape
 from pmkit.fitting.maskgroups import group_by_mask
 from pmkit.fitting.refinement import MIN_POINTS, RefineSettings, SingleFits, basis_rows, refine_series
 from pmkit.hookspecs import hookimpl
@@ -153,17 +153,27 @@ def _allowed(combination: Combination, shapes: Sequence[tuple[int, Fraction, Fra
 
 
 def _design(points: np.ndarray, shapes: Sequence[tuple[int, Fraction, Fraction]],
-            combination: Combination) -> np.ndarray:
+            combination: Combination, columns: dict | None = None) -> np.ndarray:
+    """The design matrix (points × 1 + terms) of a combination; ``columns`` memoises factor columns."""
     cols = [np.ones(len(points))]
     for members in combination:
         col = np.ones(len(points))
         for m in members:
-            param, alpha, beta = shapes[m]
-            slice_id, value = (int(beta), alpha) if beta.denominator == 1 and beta < 3 else (3, beta)
-            col = col * basis_rows(points[:, param], np.array([slice_id]), np.array([value.numerator]),
-                                   np.array([value.denominator]))[0]
+            col = col * _factor_column(points, shapes[m], columns)
         cols.append(col)
     return np.column_stack(cols)
+
+
+def _factor_column(points: np.ndarray, shape: tuple[int, Fraction, Fraction], columns: dict | None) -> np.ndarray:
+    if columns is not None and shape in columns:
+        return columns[shape]
+    param, alpha, beta = shape
+    slice_id, value = (int(beta), alpha) if beta.denominator == 1 and beta < 3 else (3, beta)
+    col = basis_rows(points[:, param], np.array([slice_id]), np.array([value.numerator]),
+                     np.array([value.denominator]))[0]
+    if columns is not None:
+        columns[shape] = col
+    return col
 
 
 def _shape_fraction(fits: SingleFits, row: int) -> tuple[Fraction, Fraction]:
@@ -251,6 +261,7 @@ def _model_rows(Y: np.ndarray, rows: np.ndarray, pts: np.ndarray, lines: list[Li
     uniq, first, inverse = np.unique(flat, axis=0, return_index=True, return_inverse=True)
     inverse = inverse.reshape(-1)
     tss_all = ((Y - Y.mean(axis=1, keepdims=True)) ** 2).sum(axis=1)
+    columns: dict = {}
     for g in range(len(uniq)):
         members = np.flatnonzero(inverse == g)
         sample = int(first[g])
@@ -264,10 +275,10 @@ def _model_rows(Y: np.ndarray, rows: np.ndarray, pts: np.ndarray, lines: list[Li
                     fit, tss, n, 1, group_of, row_in, quality)
             continue
         candidates = [c for c in COMBINATIONS[len(shapes)] if _allowed(c, shapes, parameters, constraint)]
-        fits = [fit_design(Yg, _design(pts, shapes, c)) for c in candidates]
+        designs = [_design(pts, shapes, c, columns) for c in candidates]
+        fits = [fit_design(Yg, d, insample=COMBINATION_ERROR == "smape") for d in designs]
         errors = np.stack([f.smape if COMBINATION_ERROR == "smape" else f.loo_smape for f in fits], axis=1)
-        eligible = np.stack([_contributes(Yg, f, _design(pts, shapes, c)) for f, c in zip(fits, candidates,
-                                                                                            strict=True)], axis=1)
+        eligible = np.stack([_contributes(Yg, f, d) for f, d in zip(fits, designs, strict=True)], axis=1)
         ranked = np.where(eligible, errors, np.inf)
         ranked = np.where(np.isfinite(ranked).any(axis=1, keepdims=True), ranked, errors)
         choice = _parsimonious_choice(ranked, [len(c) for c in candidates], settings.acceptance
@@ -275,7 +286,8 @@ def _model_rows(Y: np.ndarray, rows: np.ndarray, pts: np.ndarray, lines: list[Li
         for c_index in np.unique(choice):
             picked = np.flatnonzero(choice == c_index)
             fit = fits[c_index]
-            sub = DesignFit(fit.coefficients[picked], fit.predicted[picked], fit.rss[picked], fit.smape[picked],
+            in_sample = fit.smape[picked] if COMBINATION_ERROR == "smape" else smape(Yg[picked], fit.predicted[picked])
+            sub = DesignFit(fit.coefficients[picked], fit.predicted[picked], fit.rss[picked], in_sample,
                             fit.loo_smape[picked])
             _record(groups, _Group(parameters, shapes, candidates[c_index], sub.coefficients, tuple(notes)),
                     rows[members[picked]], sub, tss[picked], n, 1 + len(candidates[c_index]), group_of, row_in,
