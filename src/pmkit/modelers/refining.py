@@ -48,12 +48,20 @@ within 2% %``; "before" is the paper's algorithm as pmkit had it (integer start,
   is refitted through the origin, so ``2.5·x²`` comes back as exactly that rather than
   ``1e-14 + 2.5·x²``; snapping more (Extra-P uses 10⁻³) loses true constants of noise-free data.
 
-Seed 1 with these choices (pmkit / Extra-P Refining / Extra-P Basic): constant 99.4/99.4,
-90.6/90.9, 79.8/81.5; common 1 term 86.9/87.2, 86.4/85.8, 79.2/80.3; common 2 terms 85.2/73.0,
-80.0/69.8, 74.2/67.2; rare 1 term 71.2/73.0, 41.8/46.7, 59.6/63.9; rare 2 terms 68.8/60.9,
-37.2/36.7, 59.2/54.9; exotic 1 term 41.9/51.1, 9.1/26.8, 21.1/33.2; exotic 2 terms 48.9/49.0,
-14.9/24.8, 30.7/36.2.  Speed on 100,000 noisy series of 5 points: ~120,000 models/s CPU time after
-JIT warm-up (``pytest bench/test_speed.py --benchmark-enable``).
+Report, ``python bench/accuracy.py --per-case 1000 --jobs 2`` (seed 20200826, 1000 functions per
+case and x-set, Extra-P 4.2.5 on the same data; pmkit / Extra-P Refining / Extra-P Basic):
+
+    constant          98.5/98.7   89.3/90.2   78.4/80.8
+    common, 1 term    87.9/88.1   85.9/86.1   81.2/82.9
+    common, 2 terms   85.5/73.2   80.9/70.5   74.8/68.2
+    rare, 1 term      72.6/74.2   46.3/52.2   61.0/66.1
+    rare, 2 terms     69.8/59.2   42.8/40.0   59.4/53.9
+    exotic, 1 term    40.6/52.2   10.8/29.2   21.5/35.9
+    exotic, 2 terms   45.0/45.5   16.2/25.9   28.0/34.2
+
+Speed on 100,000 noisy series of 5 points, after JIT warm-up, on a shared 2-core machine: 120,000 to
+160,000 models/s CPU time, 183,000 in the best round of ``pytest bench/test_speed.py
+--benchmark-enable`` (the integer-start search it replaced: ~210,000 and ~340,000 there).
 """
 
 from __future__ import annotations
