@@ -118,6 +118,29 @@ def _left_inverse(design: np.ndarray) -> np.ndarray:
     return np.linalg.pinv(design)
 
 
+def left_inverses(designs: np.ndarray) -> np.ndarray:
+    """:func:`_left_inverse` of each design of a stack (designs × points × columns), batched."""
+    designs = np.asarray(designs, dtype=float)
+    out = np.empty((designs.shape[0], designs.shape[2], designs.shape[1]))
+    norms = np.sqrt((designs * designs).sum(axis=1))
+    usable = (norms > 0).all(axis=1) & np.isfinite(norms).all(axis=1) & (designs.shape[1] >= designs.shape[2])
+    well = np.zeros(len(designs), dtype=bool)
+    if usable.any():
+        scaled = designs[usable] / norms[usable][:, None, :]
+        gram = np.einsum("gnk,gnj->gkj", scaled, scaled)
+        with np.errstate(all="ignore"):
+            condition = np.linalg.cond(gram)
+        ok = condition < WELL_CONDITIONED ** 2
+        idx = np.flatnonzero(usable)[ok]
+        if idx.size:
+            solved = np.linalg.solve(gram[ok], np.swapaxes(scaled[ok], 1, 2))
+            out[idx] = solved / norms[idx][:, :, None]
+        well[idx] = True
+    for g in np.flatnonzero(~well):
+        out[g] = np.linalg.pinv(designs[g])
+    return out
+
+
 @dataclass(frozen=True)
 class DesignFit:
     """A shared-design least-squares fit of many series: coefficients (series × columns) and errors."""

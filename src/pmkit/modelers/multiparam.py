@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from pmkit.constraints import Constraint
-from pmkit.fitting.leastsquares import DesignFit, adjusted_r2, fit_design, smape
+from pmkit.fitting.leastsquares import DesignFit, adjusted_r2, fit_design, left_inverses, loo_predictions, smape
 from pmkit.fitting.maskgroups import group_by_mask
 from pmkit.fitting.refinement import MIN_POINTS, RefineSettings, SingleFits, basis_rows, refine_series
 from pmkit.hookspecs import hookimpl
@@ -58,6 +58,9 @@ MIN_CONTRIBUTION = 5e-4
 """A term contributing less than this share of every value makes its combination ineligible."""
 COMBINATION_ERROR = "loo"
 """Which error picks the combination: leave-one-out SMAPE (measured, see above) or in-sample ``smape``."""
+
+FIT_CHUNK = 20_000
+"""Series per chunk when each row has its own design (bounds the gathered designs' memory)."""
 
 PARSIMONY = True
 """Whether a combination with more terms must beat the best smaller one by the acceptance factor."""
@@ -261,37 +264,77 @@ def _model_rows(Y: np.ndarray, rows: np.ndarray, pts: np.ndarray, lines: list[Li
     uniq, first, inverse = np.unique(flat, axis=0, return_index=True, return_inverse=True)
     inverse = inverse.reshape(-1)
     tss_all = ((Y - Y.mean(axis=1, keepdims=True)) ** 2).sum(axis=1)
-    columns: dict = {}
-    for g in range(len(uniq)):
-        members = np.flatnonzero(inverse == g)
-        sample = int(first[g])
-        shapes = tuple((p, *_shape_fraction(singles[p], sample)) for p in range(len(parameters))
-                       if singles[p] is not None and not singles[p].constant[sample])
-        Yg = Y[members]
-        tss = tss_all[members]
+    order = np.argsort(inverse, kind="stable")
+    bounds = np.searchsorted(inverse[order], np.arange(len(uniq) + 1))
+    shapes_of = [tuple((p, *_shape_fraction(singles[p], int(first[g]))) for p in range(len(parameters))
+                       if singles[p] is not None and not singles[p].constant[int(first[g])])
+                 for g in range(len(uniq))]
+    # groups with the same growing parameters share their candidate combinations: fit them together
+    by_growing: dict[tuple[int, ...], list[int]] = {}
+    constant_groups = []
+    for g, shapes in enumerate(shapes_of):
         if not shapes or (constraint is not None and constraint.constant):
-            fit = fit_design(Yg, np.ones((n, 1)))
-            _record(groups, _Group(parameters, (), None, fit.coefficients, tuple(notes)), rows[members],
-                    fit, tss, n, 1, group_of, row_in, quality)
-            continue
-        candidates = [c for c in COMBINATIONS[len(shapes)] if _allowed(c, shapes, parameters, constraint)]
-        designs = [_design(pts, shapes, c, columns) for c in candidates]
-        fits = [fit_design(Yg, d, insample=COMBINATION_ERROR == "smape") for d in designs]
-        errors = np.stack([f.smape if COMBINATION_ERROR == "smape" else f.loo_smape for f in fits], axis=1)
-        eligible = np.stack([_contributes(Yg, f, d) for f, d in zip(fits, designs, strict=True)], axis=1)
-        ranked = np.where(eligible, errors, np.inf)
-        ranked = np.where(np.isfinite(ranked).any(axis=1, keepdims=True), ranked, errors)
+            constant_groups.append(g)
+        else:
+            by_growing.setdefault(tuple(p for p, _, _ in shapes), []).append(g)
+    if constant_groups:
+        members = np.concatenate([order[bounds[g]:bounds[g + 1]] for g in constant_groups])
+        fit = fit_design(Y[members], np.ones((n, 1)))
+        _record(groups, _Group(parameters, (), None, fit.coefficients, tuple(notes)), rows[members], fit,
+                tss_all[members], n, 1, group_of, row_in, quality)
+    columns: dict = {}
+    for gs in by_growing.values():
+        members = np.concatenate([order[bounds[g]:bounds[g + 1]] for g in gs])
+        local = np.repeat(np.arange(len(gs)), [bounds[g + 1] - bounds[g] for g in gs])
+        Yg = Y[members]
+        candidates = [c for c in COMBINATIONS[len(shapes_of[gs[0]])]
+                      if _allowed(c, shapes_of[gs[0]], parameters, constraint)]
+        fits, errors, eligible = [], [], []
+        for c in candidates:
+            designs = np.stack([_design(pts, shapes_of[g], c, columns) for g in gs])
+            fit = _fit_stacked(Yg, designs, local)
+            fits.append(fit)
+            errors.append(fit.smape if COMBINATION_ERROR == "smape" else fit.loo_smape)
+            eligible.append(_contributes(Yg, fit, designs, local))
+        errors_arr, eligible_arr = np.stack(errors, axis=1), np.stack(eligible, axis=1)
+        ranked = np.where(eligible_arr, errors_arr, np.inf)
+        ranked = np.where(np.isfinite(ranked).any(axis=1, keepdims=True), ranked, errors_arr)
         choice = _parsimonious_choice(ranked, [len(c) for c in candidates], settings.acceptance
                                       if PARSIMONY else 1.0)
-        for c_index in np.unique(choice):
-            picked = np.flatnonzero(choice == c_index)
+        pair = local * len(candidates) + choice
+        pair_order = np.argsort(pair, kind="stable")
+        pairs, starts = np.unique(pair[pair_order], return_index=True)
+        for k, key in enumerate(pairs):
+            picked = pair_order[starts[k]:starts[k + 1] if k + 1 < len(starts) else len(pair)]
+            c_index = int(key % len(candidates))
             fit = fits[c_index]
             in_sample = fit.smape[picked] if COMBINATION_ERROR == "smape" else smape(Yg[picked], fit.predicted[picked])
             sub = DesignFit(fit.coefficients[picked], fit.predicted[picked], fit.rss[picked], in_sample,
                             fit.loo_smape[picked])
-            _record(groups, _Group(parameters, shapes, candidates[c_index], sub.coefficients, tuple(notes)),
-                    rows[members[picked]], sub, tss[picked], n, 1 + len(candidates[c_index]), group_of, row_in,
-                    quality)
+            _record(groups, _Group(parameters, shapes_of[gs[int(key // len(candidates))]], candidates[c_index],
+                                   sub.coefficients, tuple(notes)),
+                    rows[members[picked]], sub, tss_all[members[picked]], n, 1 + len(candidates[c_index]),
+                    group_of, row_in, quality)
+
+
+def _fit_stacked(Y: np.ndarray, designs: np.ndarray, local: np.ndarray) -> DesignFit:
+    """Least squares of each row of ``Y`` on its own design ``designs[local[row]]``, in chunks.
+
+    The in-sample SMAPE is left NaN unless the combination is picked by it (see ``COMBINATION_ERROR``).
+    """
+    inverses = left_inverses(designs)
+    leverage = np.einsum("gnk,gkn->gn", designs, inverses)
+    count, k = len(Y), designs.shape[2]
+    coefficients = np.empty((count, k))
+    predicted = np.empty_like(Y)
+    for start in range(0, count, FIT_CHUNK):
+        part = slice(start, start + FIT_CHUNK)
+        coefficients[part] = np.einsum("sn,skn->sk", Y[part], inverses[local[part]])
+        predicted[part] = np.einsum("sk,snk->sn", coefficients[part], designs[local[part]])
+    residual = Y - predicted
+    loo = loo_predictions(Y, predicted, leverage[local])
+    in_sample = smape(Y, predicted) if COMBINATION_ERROR == "smape" else np.full(count, np.nan)
+    return DesignFit(coefficients, predicted, (residual * residual).sum(axis=1), in_sample, smape(Y, loo))
 
 
 def _parsimonious_choice(errors: np.ndarray, sizes: list[int], factor: float) -> np.ndarray:
@@ -309,12 +352,21 @@ def _parsimonious_choice(errors: np.ndarray, sizes: list[int], factor: float) ->
     return np.where(choice < 0, np.argmin(errors, axis=1), choice)
 
 
-def _contributes(Y: np.ndarray, fit: DesignFit, design: np.ndarray) -> np.ndarray:
-    """Whether every term of the fit contributes at least MIN_CONTRIBUTION of some value."""
-    with np.errstate(all="ignore"):
-        share = np.abs(fit.coefficients[:, 1:, None] * design.T[None, 1:, :]) / np.abs(Y)[:, None, :]
-        share = np.where(np.isfinite(share), share, 0.0)
-    return ((share.max(axis=2) >= MIN_CONTRIBUTION) & (fit.coefficients[:, 1:] != 0)).all(axis=1)
+def _contributes(Y: np.ndarray, fit: DesignFit, designs: np.ndarray, local: np.ndarray) -> np.ndarray:
+    """Whether every term of the fit contributes at least MIN_CONTRIBUTION of some value.
+
+    Row ``i`` of ``Y`` was fitted on ``designs[local[i]]`` (designs × points × columns).
+    """
+    out = np.empty(len(Y), dtype=bool)
+    for start in range(0, len(Y), FIT_CHUNK):
+        part = slice(start, start + FIT_CHUNK)
+        coefs = fit.coefficients[part, 1:]
+        with np.errstate(all="ignore"):
+            terms = np.swapaxes(designs[local[part]], 1, 2)[:, 1:, :]
+            share = np.abs(coefs[:, :, None] * terms) / np.abs(Y[part])[:, None, :]
+            share = np.where(np.isfinite(share), share, 0.0)
+        out[part] = ((share.max(axis=2) >= MIN_CONTRIBUTION) & (coefs != 0)).all(axis=1)
+    return out
 
 
 def _record(groups: list[_Group], group: _Group, rows: np.ndarray, fit: DesignFit, tss: np.ndarray, n: int,
