@@ -287,6 +287,12 @@ def test_trend_condition_keeps_noise_constant() -> None:
     # four points cannot reach 5%: the condition is not applied there
     four = refine_series(X[:4], 1 + X[:4] ** 2, RefineSettings())
     assert not four.constant[0]
+    # clear growth whose flat start noise swapped (not monotone) still grows; borderline growth that
+    # is not monotone stays constant
+    swapped = np.array([[100.0, 99.9, 111.6, 152.5, 311.2], [100.0, 100.8, 100.3, 105.7, 117.2]])
+    fits = refine_series(X, swapped, RefineSettings())
+    assert not fits.constant[0] and fits.constant[1]
+    assert not refine_series(X, swapped, RefineSettings(trend_alpha=0.0)).constant[1]
 
 
 # ---------------------------------------------------------------- basis and mask groups

@@ -47,6 +47,10 @@ MIN_POINTS = 3
 
 FLAT = 1e-12
 """Series whose values differ by less than this share of their size are constant (rounding only)."""
+TREND_BORDERLINE = 2.0
+"""Growth that beats the constant model by less than this multiple of the non-constancy threshold
+must also pass the trend test; clearer growth need not (noise can swap the flat first points of
+``c0 + c1·x³``, which then fails a 5-point trend test although it triples)."""
 
 
 @dataclass(frozen=True)
@@ -290,8 +294,9 @@ def _final_fit(x: np.ndarray, Y: np.ndarray, acc: np.ndarray, found: np.ndarray,
     The test compares the constant model's in-sample SMAPE with the hypothesis's leave-one-out
     SMAPE (a two-coefficient fit always beats the mean in-sample, so the hypothesis is charged for
     its extra coefficient).  Where the points allow it (``x ≥ 0``, enough points to reach
-    ``trend_alpha``), the values must also show a monotone trend (Mann–Kendall,
-    :mod:`pmkit.fitting.trend`), since every hypothesis is monotone.
+    ``trend_alpha``), borderline growth (below :data:`TREND_BORDERLINE` times the threshold) must
+    also show a monotone trend (Mann–Kendall, :mod:`pmkit.fitting.trend`), since every hypothesis
+    is monotone.
     """
     rows = np.flatnonzero(found)
     if rows.size == 0:
@@ -316,8 +321,9 @@ def _final_fit(x: np.ndarray, Y: np.ndarray, acc: np.ndarray, found: np.ndarray,
         gain = np.where(after <= 0, np.where(before > 0, np.inf, 1.0), before / np.where(after > 0, after, 1.0))
     ok = np.isfinite(c1) & (c1 != 0) & np.isfinite(rss) & (gain >= settings.nonconstancy)
     if settings.trend_alpha > 0 and (x >= 0).all() and smallest_pvalue(n) <= settings.trend_alpha:
-        # every hypothesis is monotone in x ≥ 0: growth needs a monotone trend beyond noise
-        ok &= trend_pvalue(kendall_s(x, Y[rows]), n) <= settings.trend_alpha
+        # every hypothesis is monotone in x ≥ 0: borderline growth must show a monotone trend
+        borderline = gain < TREND_BORDERLINE * settings.nonconstancy
+        ok &= ~borderline | (trend_pvalue(kendall_s(x, Y[rows]), n) <= settings.trend_alpha)
     rows, inv = rows[ok], inverse[ok]
     out.constant[rows] = False
     alpha, beta = _fraction_pairs(u_slices[inv], u_num[inv], u_den[inv])
