@@ -140,7 +140,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--per-case", type=int, default=500,
-                        help="functions per case (paper: 1000, about 17 minutes here with Extra-P; default 500)")
+                        help="functions per case (paper: 1000, 9-18 minutes here with Extra-P; default 500)")
     parser.add_argument("--seed", type=int, default=20200826, help="random seed (fixed for reproducibility)")
     parser.add_argument("--repetitions", type=int, default=1,
                         help="noisy repetitions per point (paper: one noisy value per point)")
@@ -148,7 +148,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
                         help="an option of the pmkit modeler (repeatable), e.g. --option nonconstancy=2.5")
     parser.add_argument("--no-extrap", action="store_true", help="score pmkit only")
-    parser.add_argument("--jobs", type=int, default=1, help="Extra-P runner processes in parallel")
+    parser.add_argument("--jobs", type=int, default=2, help="Extra-P runner processes in parallel (default 2)")
     parser.add_argument("--chunk", type=int, default=2000, help="series per Extra-P runner call")
     parser.add_argument("--misses", type=int, default=4, help="pmkit's most frequent misses to list per case")
     parser.add_argument("--json", help="write rates and pmkit's misses to this file")
