@@ -255,3 +255,18 @@ def test_constraints_in_one_parameter() -> None:
     assert models[0].function.is_constant and "constant by taint (no loop depends on p)" in models[0].notes
     assert models[1].function.is_constant and any("by taint" in n for n in models[1].notes)
     assert shape_of(models[2]) == (F(2), F(0))
+
+
+def test_small_batches_in_a_fresh_process_do_not_load_numba():
+    """Loading numba costs more than the numpy kernels need for a small study (NUMBA_MIN_SERIES)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, numpy as np, pmkit\n"
+            "from pmkit.series import SeriesBatch\n"
+            "x = np.array([2.0, 4, 8, 16, 32])\n"
+            "b = SeriesBatch(('p',), x, np.vstack([3 + 2 * x, 1 + x**2]), ['a', 'b'], ['time', 'time'])\n"
+            "m = pmkit.plugins.get_registry().get('modeler', 'refining').model(b)\n"
+            "print(m[1].function.pretty_text(), 'numba' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["1", "+", "1·p^2", "False"]

@@ -28,13 +28,14 @@ series after the start, so each iteration fits the distinct candidates (few) wit
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import sys
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from functools import lru_cache
 
 import numpy as np
 
-from pmkit.fitting.kernels import SLICES, fit_table, refine_step, relative_search, relative_weights
+from pmkit.fitting.kernels import SLICES, fit_table, numba_enabled, refine_step, relative_search, relative_weights
 from pmkit.fitting.leastsquares import adjusted_r2, basis_stats, constant_loo_predictions, smape
 from pmkit.fitting.trend import kendall_s, smallest_pvalue, trend_pvalue
 
@@ -44,6 +45,11 @@ MAX_BETA = 3
 """Exponents β stay below this (paper: β < 3)."""
 MIN_POINTS = 3
 """Fewer points than this cannot tell a growth law from noise: the model is the constant."""
+NUMBA_MIN_SERIES = 10_000
+"""Batches smaller than this run the numpy kernels unless numba is already loaded in the process:
+importing numba and loading its cached code costs more than the numpy path needs for them
+(one-parameter series, 5 points, whole fresh process: 0.26 s numpy vs 0.9 s numba at 1,000
+series, 0.64 s vs 0.74 s at 10,000, 4.8 s vs 1.6 s at 100,000)."""
 
 FLAT = 1e-12
 """Series whose values differ by less than this share of their size are constant (rounding only)."""
@@ -194,6 +200,9 @@ def refine_series(x: np.ndarray, Y: np.ndarray, settings: RefineSettings | None 
     x = np.asarray(x, dtype=float).reshape(-1)
     Y = np.ascontiguousarray(Y, dtype=float).reshape(-1, x.size)
     count, n = Y.shape
+    if settings.use_numba is None:
+        worth_it = count >= NUMBA_MIN_SERIES or "numba" in sys.modules
+        settings = replace(settings, use_numba=worth_it and numba_enabled())
     out = SingleFits.empty(count)
     if n == 0 or count == 0:
         return out
