@@ -141,3 +141,15 @@ def test_cube_shortcuts_reach_the_reader(tmp_path):
     exclusive, inclusive = main_at_64(), main_at_64("--values", "inclusive")
     assert inclusive > 10 * exclusive
     assert main_at_64("--values", "inclusive", "--aggregation", "sum") == pytest.approx(64 * inclusive, rel=0.05)
+
+
+def test_plugins_lists_options_for_the_command_line():
+    document = json.loads(run_pmkit("plugins", "--json").stdout)
+    refining = next(p for p in document["plugins"] if p["name"] == "refining")
+    options = {o["name"]: o for o in refining["options"]}
+    assert options["acceptance"]["default"] == 1.5 and options["acceptance"]["type"] == "float"
+    assert options["measure"]["choices"] == ["mean", "median", "min", "max"]
+    listing = run_pmkit("plugins", "--options", env={"COLUMNS": "80"})
+    assert listing.returncode == 0, listing.stderr
+    assert "acceptance=1.5" in listing.stdout and "nonconstancy=2.0" in listing.stdout
+    assert max(len(line) for line in listing.stdout.splitlines()) <= 80

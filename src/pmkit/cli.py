@@ -40,10 +40,10 @@ def _add_input_arguments(parser: argparse.ArgumentParser) -> None:
                         help="input files or folders (Extra-P text/JSON/JSON Lines/Talpas, Cube study folder, ...)")
     parser.add_argument("--reader", metavar="NAME", help="reader to use (default: the one that recognises the input)")
     parser.add_argument("--reader-option", "-R", metavar="NAME=VALUE", action="append", default=[],
-                        help="reader option, repeatable (see `pmkit plugins`)")
+                        help="reader option, repeatable (see `pmkit plugins --options`)")
     parser.add_argument("--modeler", metavar="NAME", default=None, help="modeler to use (default: refining)")
     parser.add_argument("--option", "-O", metavar="NAME=VALUE", action="append", default=[],
-                        help="modeler option, repeatable, e.g. -O acceptance_threshold=1.5")
+                        help="modeler option, repeatable, e.g. -O acceptance=1.5 (see `pmkit plugins --options`)")
     parser.add_argument("--metric", metavar="NAME", action="append", default=None,
                         help="model only this metric (repeatable; default: all)")
     parser.add_argument("--measure", choices=("mean", "median", "min", "max"), default="mean",
@@ -61,7 +61,7 @@ def _add_input_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--prior-map", metavar="A=B", action="append", default=[],
                         help="rename a prior's parameter A to the experiment's B, repeatable")
     parser.add_argument("--prior-option", "-P", metavar="NAME=VALUE", action="append", default=[],
-                        help="prior option, repeatable (see `pmkit plugins`)")
+                        help="prior option, repeatable (see `pmkit plugins --options`)")
 
 
 def _add_show_arguments(parser: argparse.ArgumentParser) -> None:
@@ -102,7 +102,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p_plugins = sub.add_parser("plugins", help="list readers, modelers, priors and detectors",
                                description="List every registered plugin object and every plugin that failed.")
-    p_plugins.add_argument("--json", action="store_true", help="print the list as JSON")
+    p_plugins.add_argument("--json", action="store_true", help="print the list as JSON (options included)")
+    p_plugins.add_argument("--options", "-o", action="store_true",
+                           help="also list each plugin's options (for -O, -R and -P name=value)")
     p_plugins.set_defaults(run=run_plugins)
 
     p_filter = sub.add_parser("taint-filter", help="Score-P filter keeping only functions a parameter reaches",
@@ -342,7 +344,7 @@ def run_plugins(args: argparse.Namespace) -> int:
     if args.json:
         _write_json({"schema": "pmkit.plugins/1", "plugins": [r.to_json() for r in registry.rows()]}, None)
     else:
-        _console(None).print(plugin_table(registry))
+        _console(None).print(plugin_table(registry, options=args.options))
     return EXIT_OK
 
 

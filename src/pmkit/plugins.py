@@ -60,10 +60,17 @@ class Registration:
     def description(self) -> str:
         return str(getattr(self.obj, "description", ""))
 
+    @property
+    def options(self) -> list[Any]:
+        """The declared options (:class:`pmkit.options.Option`) of the registered object."""
+        return list(getattr(self.obj, "options", ()) or ())
+
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "kind": self.kind, "plugin": self.plugin, "version": self.version,
                 "builtin": self.builtin, "status": self.status, "error": self.error or None,
-                "description": self.description}
+                "description": self.description,
+                "options": [{"name": o.name, "type": o.type.__name__, "default": o.default, "help": o.help,
+                             "choices": list(o.choices) if o.choices else None} for o in self.options]}
 
 
 @dataclass(frozen=True)
@@ -79,7 +86,7 @@ class PluginFailure:
     def to_json(self) -> dict[str, Any]:
         return {"name": None, "kind": None, "plugin": self.plugin, "version": self.version,
                 "builtin": self.builtin, "status": f"failed ({self.stage})", "error": self.error,
-                "description": ""}
+                "description": "", "options": []}
 
 
 @dataclass
