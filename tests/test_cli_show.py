@@ -272,3 +272,17 @@ def test_findings_panel_and_json_with_a_registered_detector(study, capsys):
         assert [f["callpath"] for f in doc["findings"]] == ["main->solve->halo"]
         assert main(["show", str(study), "--callpath", "main->init"]) == 0
         assert "No findings." in capsys.readouterr().out  # the detail shows the findings about its call path
+
+
+def test_detail_compares_with_models_stored_in_an_extrap_file(capsys):
+    """An .extra-p file's own models show beside pmkit's, in the view and in the JSON."""
+    source = Path(__file__).parent / "extrap_files" / "mm_cube.extra-p"
+    assert main(["show", str(source), "--callpath", "zero_mat", "--at", "x=8000"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "stored Extra-P default: 1.107e-6 + 6.53e-11·x^(3/4)·log2(x)^2" in text
+    assert main(["show", str(source), "--callpath", "zero_mat", "--at", "x=8000", "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    (detail,) = [s["detail"] for s in document["show"] if s.get("detail")]
+    (stored,) = detail["stored_models"]
+    assert stored["set"] == "Extra-P default" and stored["text"].startswith("1.10")
+    assert stored["prediction_at_target"] == pytest.approx(1.04e-5, rel=0.01)

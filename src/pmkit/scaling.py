@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 import numpy as np
@@ -489,13 +489,36 @@ class CallpathDetail:
     points: list[PointStats]
     predictions: list[tuple[dict[str, float], float]]
     plot: PlotData | None
+    stored: list[StoredModel] = field(default_factory=list)
 
     def to_json(self) -> dict[str, object]:
         return {"callpath": self.row.callpath,
                 "points": [{"point": p.coordinates, "repetitions": p.repetitions, "mean": _finite(p.mean),
                             "min": _finite(p.minimum), "max": _finite(p.maximum), "std": _finite(p.std),
                             "fitted": _finite(p.fitted)} for p in self.points],
-                "predictions": [{"point": point, "value": _finite(v)} for point, v in self.predictions]}
+                "predictions": [{"point": point, "value": _finite(v)} for point, v in self.predictions],
+                "stored_models": [{"set": s.name, "modeler": s.model.modeler, **s.model.to_json(),
+                                   "prediction_at_target": _finite(s.at_target)} for s in self.stored]}
+
+
+@dataclass
+class StoredModel:
+    """A model that came with the input (an ``.extra-p`` file's model set), for comparison."""
+
+    name: str
+    model: Model
+    at_target: float
+
+
+def stored_models(report: ScalingReport, callpath: str) -> list[StoredModel]:
+    """The input's own models of ``callpath`` and the report's metric, with their value at the target."""
+    out = []
+    for name, models in report.experiment.stored_models.items():
+        found = models.get(callpath, report.metric)
+        if found is not None:
+            at = _evaluate(found.function, report.target) if found.function is not None else math.nan
+            out.append(StoredModel(name, found, at))
+    return out
 
 
 def _powers_of_two(values: np.ndarray) -> bool:
@@ -531,7 +554,7 @@ def detail(report: ScalingReport, callpath: str) -> CallpathDetail:
                 predictions.append((point, _evaluate(function, point)))
         predictions.append((dict(report.target), _evaluate(function, report.target)))
     return CallpathDetail(row, report.metric, report.unit, dict(report.reference), dict(report.target), points,
-                          predictions, _plot_data(report, row, points))
+                          predictions, _plot_data(report, row, points), stored_models(report, row.callpath))
 
 
 def _plot_data(report: ScalingReport, row: CallpathScaling, points: list[PointStats]) -> PlotData | None:

@@ -43,7 +43,7 @@ def summary_view(detail: CallpathDetail) -> Table:
     grid.add_row("model", model_text(row, digits=4))
     model = row.model
     if model is not None and model.function is not None:
-        grid.add_row("Extra-P", Text(model.function.extrap_text(6), style="dim"))
+        grid.add_row("as text", Text(model.function.extrap_text(6), style="dim"))
         span = f"  {format_growth_factor(row.growth)} from {format_point(detail.reference)} to " \
                f"{format_point(detail.target)}"
         grid.add_row("growth", growth_text(row).append(span, style=""))
@@ -56,6 +56,13 @@ def summary_view(detail: CallpathDetail) -> Table:
             grid.add_row("note", Text(note, style="italic"))
     grid.add_row("share", f"{format_share(row.share)} of the total now, "
                           f"{format_share(row.predicted_share)} at the target")
+    for stored in detail.stored:
+        function = stored.model.function
+        text = Text(f"{stored.name}: ", style="bold")
+        text.append(function.pretty_text() if function is not None else "no model: " + "; ".join(stored.model.notes))
+        if function is not None:
+            text.append(f"  ({_figure(stored.at_target, 3)} at {format_point(detail.target)})", style="dim")
+        grid.add_row("stored", text)
     return grid
 
 
