@@ -67,18 +67,18 @@ class ImbalanceDetector:
             by_point = {experiment.point_label(i): _imbalance(means[i][cp.index]) for i in sorted(measured)}
             model = models.get(cp.path, metric)
             spread = [v for v in by_point.values() if np.isfinite(v)]
-            trend = (f"{min(spread):.0%}–{max(spread):.0%} over {len(spread)} points" if len(spread) > 1
-                     else "at one point")
+            trend = (f"{min(spread) + 1:.3g}–{max(spread) + 1:.3g} over {len(spread)} points"
+                     if len(spread) > 1 else "at one point")
             findings.append(Finding(
                 detector=NAME,
-                title=f"load imbalance: slowest location {imbalance:+.0%} over the mean",
+                title=f"load imbalance: slowest location at {imbalance + 1:.3g}× the mean",
                 callpath=cp.path,
                 metric=metric,
                 location=", ".join(f"#{int(k)}" for k in slowest[:3]),
                 severity=waiting,
                 unit=unit,
                 message=(f"others wait {waiting:.3g} {unit} at {experiment.point_label(last)} "
-                         f"({waiting / total:.1%} of the run); imbalance {trend}"),
+                         f"({waiting / total:.1%} of the run); max/mean {trend}"),
                 evidence={"imbalance": imbalance, "waiting": waiting, "mean": mean, "max": peak,
                           "slowest_locations": [int(k) for k in slowest], "imbalance_by_point": by_point,
                           "model": model.function.extrap_text() if model is not None and model.ok else None},
