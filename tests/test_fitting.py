@@ -311,3 +311,82 @@ def test_group_by_mask() -> None:
     by_cols = {tuple(g.columns.tolist()): sorted(g.rows.tolist()) for g in groups}
     assert by_cols == {(0, 1, 2): [0, 2], (0, 2): [1, 4], (): [3]}
     assert len(groups[0].rows) == 2
+
+
+# ---------------------------------------------------------------- outliers and strong trends (≥ 6 points)
+
+X8 = np.array([1.0, 10, 25, 50, 100, 250, 500, 1000])
+
+
+def test_one_outlier_is_left_out_from_six_points() -> None:
+    law = 17.0 + 0.0144 * X8
+    wiggle = 1 + 0.01 * np.array([0.3, -0.5, 0.8, -0.2, 0.4, -0.7, 0.1, -0.3])
+    first = law * wiggle
+    first[0] = 38.2                    # a cold start at x = 1, twice the law
+    middle = law * wiggle
+    middle[3] *= 1.8                   # one bad run inside
+    last = law * wiggle
+    last[-1] *= 1.8                    # the largest x may be the law: never taken out
+    fits = refine_series(X8, np.array([first, middle, last, law * wiggle]), RefineSettings())
+    assert fits.outlier.tolist() == [0, 3, -1, -1]
+    for row in (0, 1):
+        assert not fits.constant[row] and fits.alpha[row].tolist() == [1, 1] and fits.beta[row].tolist() == [0, 1]
+        assert fits.c1[row] == pytest.approx(0.0144, rel=0.05)
+    without = refine_series(X8, first[None], RefineSettings(outlier_factor=0.0))
+    assert without.outlier[0] == -1 and without.constant[0]
+    # five points cannot tell an outlier from the law: the check needs six
+    assert refine_series(X8[1:6], first[None, 1:6] * [[2.0, 1, 1, 1, 1]], RefineSettings()).outlier[0] == -1
+
+
+def test_no_outliers_in_clean_noisy_laws() -> None:
+    rng = np.random.default_rng(5)
+    n = 600
+    alpha = rng.choice([0.0, 0.5, 1.0, 2.0, 3.0], n)
+    beta = rng.choice([0.0, 1.0], n)
+    x = 2.0 ** np.arange(1, 10)
+    y = 10 ** rng.uniform(-2, 3, n)[:, None] + 10 ** rng.uniform(-2, 3, n)[:, None] * x ** alpha[:, None] \
+        * np.log2(x) ** beta[:, None]
+    fits = refine_series(x, y * (1 + rng.uniform(-0.02, 0.02, y.shape)), RefineSettings())
+    assert (fits.outlier >= 0).sum() == 0
+
+
+def test_strong_trend_overrides_the_nonconstancy_factor() -> None:
+    # strictly monotone over nine points and 650-fold, but no law fits the jump: growth beats the
+    # constant model by less than 2 in SMAPE, yet noise would order nine values like this once in 180,000
+    x = np.arange(4.0, 37, 4)
+    y = np.array([[2.0, 3.0, 3.58, 4.0, 4.32, 576, 784, 1024, 1296]])
+    assert not refine_series(x, y, RefineSettings()).constant[0]
+    assert refine_series(x, y, RefineSettings(strong_trend=0.0)).constant[0]
+    # constants with noise stay constant: a strong trend is rare without growth
+    rng = np.random.default_rng(8)
+    level = 10 ** rng.uniform(-2, 3, 3000)
+    noisy = level[:, None] * (1 + rng.uniform(-0.02, 0.02, (3000, 9)))
+    assert refine_series(x, noisy, RefineSettings()).constant.mean() >= 0.98
+
+
+def test_growth_is_judged_by_its_relative_fit() -> None:
+    # 9.45 + 721·x + 11.1·x³ with 2% noise grows 250-fold; refitted by ordinary least squares the
+    # law misses the small values by far more than their noise, so its SMAPE alone called it constant
+    y = np.array([[1562.7656, 3660.0637, 11336.2532, 58227.313, 388523.2769]])
+    fits = refine_series(X, y, RefineSettings())
+    assert not fits.constant[0] and fits.alpha[0, 0] / fits.alpha[0, 1] >= 2
+    assert refine_series(X, y, RefineSettings(relative_judge=False)).constant[0]
+
+
+def test_relative_loo_smape_matches_refits() -> None:
+    from pmkit.fitting.refinement import _relative_loo_smape
+
+    rng = np.random.default_rng(4)
+    B = np.stack([X, X ** 2, np.log2(X)])
+    Y = (rng.uniform(1, 10, (3, 1)) + rng.uniform(0.1, 2, (3, 1)) * B) * (1 + rng.uniform(-0.05, 0.05, (3, 5)))
+    expected = []
+    for b, y in zip(B, Y, strict=True):
+        errors = []
+        for i in range(5):
+            keep = np.arange(5) != i
+            design = np.stack([np.ones(4), b[keep]], axis=1) / y[keep, None]
+            c, *_ = np.linalg.lstsq(design, np.ones(4), rcond=None)
+            f = c[0] + c[1] * b[i]
+            errors.append(2 * abs(y[i] - f) / (abs(y[i]) + abs(f)))
+        expected.append(100 * np.mean(errors))
+    np.testing.assert_allclose(_relative_loo_smape(B, Y), expected, rtol=1e-9)

@@ -270,3 +270,14 @@ def test_small_batches_in_a_fresh_process_do_not_load_numba():
             "print(m[1].function.pretty_text(), 'numba' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["1", "+", "1·p^2", "False"]
+
+
+def test_an_outlier_left_out_is_said() -> None:
+    x = np.array([1.0, 10, 25, 50, 100, 250, 500, 1000])
+    values = 17.0 + 0.0144 * x
+    values[0] = 38.2
+    (m,) = model(x, values)
+    assert shape_of(m) == (F(1), F(0))
+    assert any("p=1 was left out as an outlier" in n for n in m.notes)
+    (clean,) = model(x, 17.0 + 0.0144 * x)
+    assert not any("outlier" in n for n in clean.notes)

@@ -13,7 +13,9 @@ series the simplified PMNF ``c0 + c1·x^α·log2^β(x)`` on the paper's four sli
    termination rule); every mediant visited is a candidate for acceptance (below);
 3. non-constancy: the accepted hypothesis replaces the constant model only if it is
    ``nonconstancy`` times more accurate (SMAPE) and the values show a monotone trend (see
-   :func:`_final_fit`).
+   :func:`_final_fit`);
+4. from 6 points on, one point that no law fits together with the others is left out (see
+   :func:`_leave_out_outlier`).
 
 Hypotheses are fitted by relative least squares (weights ``1/y²``: run-to-run noise is a share of
 the value) and compared by their RMS relative error times ``acceptance`` to the power of their
@@ -57,6 +59,20 @@ TREND_BORDERLINE = 2.0
 """Growth that beats the constant model by less than this multiple of the non-constancy threshold
 must also pass the trend test; clearer growth need not (noise can swap the flat first points of
 ``c0 + c1·x³``, which then fails a 5-point trend test although it triples)."""
+STRONG_TREND = 1e-3
+"""A Mann–Kendall p-value at or below this (reachable from 7 points on) shows growth on its own: the
+hypothesis then only has to beat the constant model's SMAPE at all, not by the non-constancy factor."""
+OUTLIER_MIN_POINTS = 6
+"""Series with at least this many points are checked for one outlier: without it 5 are left, the
+refinement's reliable minimum; with 5 points a deviating point cannot be told from the law."""
+OUTLIER_FACTOR = 10.0
+"""A point is an outlier when the model of the other points misses it by this many times their RMS
+relative error (and by at least :data:`OUTLIER_LEAST`)."""
+OUTLIER_LEAST = 0.2
+"""The smallest relative deviation (symmetric, as in SMAPE) that can make a point an outlier."""
+OUTLIER_DISTORTION = 3.0
+"""...and when the model of all points is this many times less accurate (RMS relative error over
+all points) than the model of the others is on them: no law fits the point together with the rest."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +87,9 @@ class RefineSettings:
     table_denominator: int = 5
     mixed_level: int = 1
     trend_alpha: float = 0.05
+    strong_trend: float = STRONG_TREND
+    relative_judge: bool = True
+    outlier_factor: float = OUTLIER_FACTOR
     use_numba: bool | None = None
 
     def __post_init__(self) -> None:
@@ -96,6 +115,8 @@ class SingleFits:
     loo_smape: np.ndarray
     adjusted_r2: np.ndarray
     notes: list[str] = field(default_factory=list)
+    outlier: np.ndarray | None = None
+    """Per series, the index (into the points) of the one point left out as an outlier, or -1."""
 
     @classmethod
     def empty(cls, count: int) -> SingleFits:
@@ -103,7 +124,19 @@ class SingleFits:
         zeros[:, 1] = 1
         nan = np.full(count, np.nan)
         return cls(np.ones(count, dtype=bool), zeros.copy(), zeros.copy(), nan.copy(), np.zeros(count),
-                   nan.copy(), nan.copy(), nan.copy(), nan.copy())
+                   nan.copy(), nan.copy(), nan.copy(), nan.copy(), outlier=np.full(count, -1, dtype=np.int64))
+
+    def evaluate(self, x: np.ndarray) -> np.ndarray:
+        """Every series' model at the points ``x`` (series × points)."""
+        x = np.asarray(x, dtype=float)
+        alpha = self.alpha[:, 0] / self.alpha[:, 1]
+        beta = self.beta[:, 0] / self.beta[:, 1]
+        with np.errstate(all="ignore"):
+            logs = np.log2(np.where(x > 0, x, 1.0))[None, :]
+            log_part = np.where(beta[:, None] == 0, 1.0, np.power(np.maximum(logs, 0.0), beta[:, None]))
+            term = np.power(x[None, :], alpha[:, None]) * log_part
+        term = np.where(self.constant[:, None], 0.0, term)
+        return self.c0[:, None] + np.where(self.constant, 0.0, self.c1)[:, None] * term
 
     def __len__(self) -> int:
         return len(self.constant)
@@ -293,7 +326,75 @@ def refine_series(x: np.ndarray, Y: np.ndarray, settings: RefineSettings | None 
         active[live], state[live], cen_err[live] = sub[0], sub[3], sub[5]
 
     _final_fit(x, Y, acc, np.isfinite(acc_crit) & ~flat, tss, const_in, settings, out)
+    if settings.outlier_factor > 0 and n >= OUTLIER_MIN_POINTS:
+        _leave_out_outlier(x, Y, settings, out)
     return out
+
+
+def _relative_deviation(y: np.ndarray, f: np.ndarray) -> np.ndarray:
+    """``|y - f| / ((|y| + |f|) / 2)`` elementwise (SMAPE's term), 0 where both are 0."""
+    scale = (np.abs(y) + np.abs(f)) / 2
+    with np.errstate(all="ignore"):
+        return np.where(scale > 0, np.abs(y - f) / np.where(scale > 0, scale, 1.0), 0.0)
+
+
+def _relative_deviations(x: np.ndarray, Y: np.ndarray, fits: SingleFits, keep: np.ndarray) -> np.ndarray:
+    """Deviations (SMAPE's term) of every point from each series' law, refitted by relative least squares
+    on the points ``keep``.
+
+    The laws' own coefficients are ordinary least squares, dominated by the largest values, so
+    they may miss a small value by far more than its noise; refitted with weights ``1/y²`` a law
+    meets every point it explains within that point's noise.
+    """
+    largest = np.abs(Y).max(axis=1, keepdims=True)
+    Ys = Y / np.where(largest > 0, largest, 1.0)
+    unit = SingleFits(fits.constant, fits.alpha, fits.beta, np.zeros(len(fits)), np.ones(len(fits)),
+                      fits.rss, fits.smape, fits.loo_smape, fits.adjusted_r2)
+    t = unit.evaluate(x)
+    with np.errstate(all="ignore"):
+        w = np.where(Ys != 0, 1.0 / (Ys * Ys), 0.0) * keep[None, :]
+        sw, swt, swtt = w.sum(axis=1), (w * t).sum(axis=1), (w * t * t).sum(axis=1)
+        swy, swty = (w * Ys).sum(axis=1), (w * t * Ys).sum(axis=1)
+        det = sw * swtt - swt * swt
+        solvable = ~fits.constant & (np.abs(det) > 1e-12 * np.maximum(sw * swtt, 1e-300))
+        c1 = np.where(solvable, (sw * swty - swt * swy) / np.where(solvable, det, 1.0), 0.0)
+        c0 = np.where(sw > 0, (swy - c1 * swt) / np.where(sw > 0, sw, 1.0), 0.0)
+    return _relative_deviation(Ys, c0[:, None] + c1[:, None] * t)
+
+
+def _leave_out_outlier(x: np.ndarray, Y: np.ndarray, settings: RefineSettings, out: SingleFits) -> None:
+    """Replace a series' model by the model of its other points where one point is an outlier.
+
+    A point other than the largest ``x`` is an outlier when the law found without it misses it by
+    :data:`OUTLIER_LEAST` and by ``outlier_factor`` times its RMS relative error on the other
+    points, while the law found with it is :data:`OUTLIER_DISTORTION` times less accurate over all
+    points: no law fits the point together with the rest (deviations from relative least-squares
+    fits, see :func:`_relative_deviations`).  One point is taken out at most: the one missed most,
+    relative to the others' error.  The largest ``x`` stays: a law's growth shows most there, so a
+    deviating last point may be the law.
+    """
+    count, n = Y.shape
+    inner = replace(settings, outlier_factor=0.0)
+    best_ratio = np.zeros(count)
+    everything = np.ones(n, dtype=bool)
+    full = np.sqrt((_relative_deviations(x, Y, out, everything) ** 2).mean(axis=1))
+    for j in range(n - 1):
+        keep = everything.copy()
+        keep[j] = False
+        sub = refine_series(x[keep], Y[:, keep], inner)
+        dev = _relative_deviations(x, Y, sub, keep)
+        spread = np.sqrt((dev[:, keep] ** 2).mean(axis=1))
+        with np.errstate(all="ignore"):
+            ratio = np.where(spread > 0, dev[:, j] / np.where(spread > 0, spread, 1.0), np.inf)
+        distorts = full >= OUTLIER_DISTORTION * spread
+        hit = (dev[:, j] >= OUTLIER_LEAST) & (ratio >= settings.outlier_factor) & distorts & (ratio > best_ratio)
+        if not hit.any():
+            continue
+        best_ratio[hit] = ratio[hit]
+        rows = np.flatnonzero(hit)
+        for name in ("constant", "alpha", "beta", "c0", "c1", "rss", "smape", "loo_smape", "adjusted_r2"):
+            getattr(out, name)[rows] = getattr(sub, name)[rows]
+        out.outlier[rows] = j
 
 
 def _final_fit(x: np.ndarray, Y: np.ndarray, acc: np.ndarray, found: np.ndarray, tss: np.ndarray,
@@ -302,7 +403,10 @@ def _final_fit(x: np.ndarray, Y: np.ndarray, acc: np.ndarray, found: np.ndarray,
 
     The test compares the constant model's in-sample SMAPE with the hypothesis's leave-one-out
     SMAPE (a two-coefficient fit always beats the mean in-sample, so the hypothesis is charged for
-    its extra coefficient).  Where the points allow it (``x ≥ 0``, enough points to reach
+    its extra coefficient), the better of its ordinary and its relative least-squares fit (the
+    ordinary fit, which the model keeps, can miss the small values of a wide range by far more
+    than their noise).  A strong trend (Mann–Kendall p ≤ ``strong_trend``, from 7 points on)
+    needs only a gain above 1.  Where the points allow it (``x ≥ 0``, enough points to reach
     ``trend_alpha``), borderline growth (below :data:`TREND_BORDERLINE` times the threshold) must
     also show a monotone trend (Mann–Kendall, :mod:`pmkit.fitting.trend`), since every hypothesis
     is monotone.
@@ -326,13 +430,21 @@ def _final_fit(x: np.ndarray, Y: np.ndarray, acc: np.ndarray, found: np.ndarray,
                                                settings.clean_constant)
     # non-constancy: keep the hypothesis only if it beats the constant model's SMAPE clearly
     before, after = const_in[rows], loo
+    if settings.relative_judge:
+        after = np.fmin(loo, _relative_loo_smape(basis[inverse], Y[rows]))
     with np.errstate(all="ignore"):
         gain = np.where(after <= 0, np.where(before > 0, np.inf, 1.0), before / np.where(after > 0, after, 1.0))
     ok = np.isfinite(c1) & (c1 != 0) & np.isfinite(rss) & (gain >= settings.nonconstancy)
     if settings.trend_alpha > 0 and (x >= 0).all() and smallest_pvalue(n) <= settings.trend_alpha:
         # every hypothesis is monotone in x ≥ 0: borderline growth must show a monotone trend
         borderline = gain < TREND_BORDERLINE * settings.nonconstancy
-        ok &= ~borderline | (trend_pvalue(kendall_s(x, Y[rows]), n) <= settings.trend_alpha)
+        pvalue = trend_pvalue(kendall_s(x, Y[rows]), n)
+        ok &= ~borderline | (pvalue <= settings.trend_alpha)
+        if settings.strong_trend > 0 and smallest_pvalue(n) <= settings.strong_trend:
+            # a trend noise would produce once in a thousand shows growth by itself: the
+            # hypothesis then needs only to beat the constant model
+            strong = np.isfinite(c1) & (c1 != 0) & np.isfinite(rss) & (gain > 1) & (pvalue <= settings.strong_trend)
+            ok |= strong
     rows, inv = rows[ok], inverse[ok]
     out.constant[rows] = False
     alpha, beta = _fraction_pairs(u_slices[inv], u_num[inv], u_den[inv])
@@ -340,6 +452,27 @@ def _final_fit(x: np.ndarray, Y: np.ndarray, acc: np.ndarray, found: np.ndarray,
     out.c0[rows], out.c1[rows] = c0[ok], c1[ok]
     out.rss[rows], out.smape[rows], out.loo_smape[rows] = rss[ok], sm[ok], loo[ok]
     out.adjusted_r2[rows] = adjusted_r2(rss[ok], tss[rows], n, 2)
+
+
+def _relative_loo_smape(B: np.ndarray, Y: np.ndarray) -> np.ndarray:
+    """Leave-one-out SMAPE of ``c0 + c1·b`` fitted by relative least squares (weights ``1/y²``), per row.
+
+    Closed form: the deleted residual is the residual over ``1 - h`` with the weighted hat matrix's
+    diagonal ``h``; rows of ``B`` are each series' basis values at its points.
+    """
+    largest = np.abs(Y).max(axis=1, keepdims=True)
+    Ys = Y / np.where(largest > 0, largest, 1.0)
+    with np.errstate(all="ignore"):
+        w = np.where(Ys != 0, 1.0 / (Ys * Ys), 0.0)
+        sw, swb, swbb = w.sum(axis=1), (w * B).sum(axis=1), (w * B * B).sum(axis=1)
+        swy, swby = (w * Ys).sum(axis=1), (w * B * Ys).sum(axis=1)
+        det = sw * swbb - swb * swb
+        c1 = (sw * swby - swb * swy) / det
+        c0 = (swy - c1 * swb) / sw
+        residual = Ys - c0[:, None] - c1[:, None] * B
+        h = w * (swbb[:, None] - 2 * B * swb[:, None] + B * B * sw[:, None]) / det[:, None]
+        predicted = np.where(1 - h > 1e-12, Ys - residual / (1 - h), np.inf)
+    return np.where(np.isfinite(det) & (det > 0), smape(Ys, predicted), np.inf)
 
 
 def _fraction_pairs(slices: np.ndarray, num: np.ndarray, den: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

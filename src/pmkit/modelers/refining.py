@@ -186,6 +186,7 @@ def model_single(batch: SeriesBatch, options: dict[str, Any], modeler: str = NAM
     group_notes = np.full(count, -1, dtype=np.int64)
     note_texts: list[list[str]] = []
     forced = np.zeros(count, dtype=bool)
+    outlier_x = np.full(count, np.nan)
     if batch.constraints is not None:
         forced = np.array([c is not None and not c.allows(parameter) for c in batch.constraints], dtype=bool)
     settings = settings_from(options)
@@ -195,6 +196,9 @@ def model_single(batch: SeriesBatch, options: dict[str, Any], modeler: str = NAM
         rows = group.rows[~forced[group.rows]]
         result = refine_series(x[group.columns], data.values[np.ix_(rows, group.columns)], settings)
         _store(fits, rows, result)
+        if result.outlier is not None:
+            left_out = result.outlier >= 0
+            outlier_x[rows[left_out]] = x[group.columns][result.outlier[left_out]]
         const_rows = group.rows[forced[group.rows]]
         if const_rows.size:
             const = refine_series(x[group.columns], data.values[np.ix_(const_rows, group.columns)],
@@ -213,6 +217,10 @@ def model_single(batch: SeriesBatch, options: dict[str, Any], modeler: str = NAM
             return Model(batch.callpaths[i], batch.metrics[i], None, Quality(), modeler, options, tuple(notes), 0)
         if group_notes[i] >= 0:
             notes = list(note_texts[group_notes[i]]) + notes
+        if np.isfinite(outlier_x[i]):
+            notes.append(f"the point {parameter}={outlier_x[i]:g} was left out as an outlier: the model of the "
+                         "other points misses it by far more than their own scatter (quality figures are "
+                         "over the other points)")
         function = _single_function(fits, i, parameter)
         quality = Quality(float(fits.rss[i]), float(fits.smape[i]), float(fits.adjusted_r2[i]),
                           float(fits.loo_smape[i]))
