@@ -357,6 +357,7 @@ def test_strong_trend_overrides_the_nonconstancy_factor() -> None:
     y = np.array([[2.0, 3.0, 3.58, 4.0, 4.32, 576, 784, 1024, 1296]])
     assert not refine_series(x, y, RefineSettings()).constant[0]
     assert refine_series(x, y, RefineSettings(strong_trend=0.0)).constant[0]
+    assert refine_series(x, y, RefineSettings(nonconstancy=np.inf)).constant[0]
     # constants with noise stay constant: a strong trend is rare without growth
     rng = np.random.default_rng(8)
     level = 10 ** rng.uniform(-2, 3, 3000)

@@ -440,9 +440,11 @@ def _final_fit(x: np.ndarray, Y: np.ndarray, acc: np.ndarray, found: np.ndarray,
         borderline = gain < TREND_BORDERLINE * settings.nonconstancy
         pvalue = trend_pvalue(kendall_s(x, Y[rows]), n)
         ok &= ~borderline | (pvalue <= settings.trend_alpha)
-        if settings.strong_trend > 0 and smallest_pvalue(n) <= settings.strong_trend:
+        strong_possible = smallest_pvalue(n) <= settings.strong_trend
+        if settings.strong_trend > 0 and strong_possible and np.isfinite(settings.nonconstancy):
             # a trend noise would produce once in a thousand shows growth by itself: the
-            # hypothesis then needs only to beat the constant model
+            # hypothesis then needs only to beat the constant model (an infinite threshold
+            # still means "constant")
             strong = np.isfinite(c1) & (c1 != 0) & np.isfinite(rss) & (gain > 1) & (pvalue <= settings.strong_trend)
             ok |= strong
     rows, inv = rows[ok], inverse[ok]
