@@ -80,8 +80,10 @@ within 2% %``; "before" is the paper's algorithm as pmkit had it (integer start,
   outliers in the data): taken out in 0–4% of the series of one-term laws and up to 19% of
   two-term laws on x = 1..1000 (which no single law fits); prediction rates −2.6 to +4.4 points
   against no check (the losses at ±10% noise on x = 4..24, 6 points, where one of 300 constants
-  also became growth).  Cost: one more search per point but the last, for series with ≥ 6 points
-  only (9 points: ~130,000 → ~15,000 models/s CPU; 5 points unchanged).
+  also became growth).  Cost: one more search for each of the two points the law of all points
+  misses most (``OUTLIER_CANDIDATES``), for series with ≥ 6 points only (9 points, one in ten with
+  an outlier: 38.9k models/s CPU; 12.0k when every point but the last was tried, with the same
+  outliers found; 5 points unchanged).
 * **Parameter values below 1 rule out log terms** (log2 is negative or zero there); values below 0
   leave only integer exponents and no trend test (x² is not monotone there).  Fewer than 3 points
   give the constant model (any two-coefficient hypothesis fits two points exactly).
