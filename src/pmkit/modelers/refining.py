@@ -65,25 +65,25 @@ within 2% %``; "before" is the paper's algorithm as pmkit had it (integer start,
   non-constancy factor: the hypothesis needs only to beat the constant model's SMAPE (an infinite
   threshold, as for a prior's "constant", still means constant).  The protocol's 5 points cannot
   reach it.  Same scratch run, on top of the relative judgement: ±2% noise +0.0 to +0.3 points;
-  ±10% on x = 1..1000: common 1 term 87.3% → 96.0%, constants called constant 99–100% either
-  way.  Real data: one_parameter_segmented_2 (650-fold and strictly monotone: 2 … 4.3, then
-  576 … 1296) 118% → 56% off.
+  ±10% on x = 1..1000: common 1 term 87.3% → 96.0%, constants called constant 99–100% either way.
+  Real data: one_parameter_segmented_2 (650-fold and strictly monotone: 2 … 4.3, then 576 … 1296)
+  118% → 56% off.
 * **One outlier is left out, from 6 points on.**  A point other than the largest x is an outlier
   when the law searched without it misses it by ≥ 20% and by ≥ 10 times that law's RMS relative
-  error on the other points, while the law of all points is ≥ 3 times less accurate (deviations
-  of relative least-squares refits); the model is then the law of the other points, and its notes
-  say so.  With 5 points left the refinement is still reliable; with 5 points in all a deviating
-  point cannot be told from the law, so the protocol's table is unchanged.  Real data: in
-  mm-single the x = 1 runs are cold starts (``main`` min/max time 38 µs, then 17, 17.6, …, 31 µs),
-  which made the constant model win: predictions of x = 2000 64.3% → 0.9% off for those two,
-  ``main`` time 10.6% → 8.1%, ``main->init_mat`` min time 6.0% → 3.0%.  Same scratch run (no
-  outliers in the data): taken out in 0–4% of the series of one-term laws and up to 19% of
-  two-term laws on x = 1..1000 (which no single law fits); prediction rates −2.6 to +4.4 points
-  against no check (the losses at ±10% noise on x = 4..24, 6 points, where one of 300 constants
-  also became growth).  Cost: one more search for each of the two points the law of all points
-  misses most (``OUTLIER_CANDIDATES``), for series with ≥ 6 points only (9 points, one in ten with
-  an outlier: 38.9k models/s CPU; 12.0k when every point but the last was tried, with the same
-  outliers found; 5 points unchanged).
+  error on the other points, while the law of all points is ≥ 3 times less accurate (deviations of
+  relative least-squares refits); the model is then the law of the other points, and its notes say
+  so.  With 5 points left the refinement is still reliable; with 5 points in all a deviating point
+  cannot be told from the law, so the protocol's table is unchanged.  Real data: in mm-single the
+  x = 1 runs are cold starts (``main`` min/max time 38 µs, then 17, 17.6, …, 31 µs), which made
+  the constant model win: predictions of x = 2000 64.3% → 0.9% off for those two, ``main`` time
+  10.6% → 8.1%, ``main->init_mat`` min time 6.0% → 3.0%.  Same scratch run (no outliers in the
+  data; measured when every point was tried): taken out in 0–4% of the series of one-term laws and
+  up to 19% of two-term laws on x = 1..1000 (which no single law fits); prediction rates −2.6 to
+  +4.4 points against no check (the losses at ±10% noise on x = 4..24, 6 points, where one of 300
+  constants also became growth).  Cost: one more search for each of the two points the law of all
+  points misses most (``OUTLIER_CANDIDATES``), for series with ≥ 6 points only (9 points, one in
+  ten with an outlier: 38.9k models/s CPU; 12.0k when every point but the last was tried, with the
+  same outliers found; 5 points unchanged).
 * **Parameter values below 1 rule out log terms** (log2 is negative or zero there); values below 0
   leave only integer exponents and no trend test (x² is not monotone there).  Fewer than 3 points
   give the constant model (any two-coefficient hypothesis fits two points exactly).
