@@ -92,13 +92,12 @@ within 2% %``; "before" is the paper's algorithm as pmkit had it (integer start,
   ``1e-14 + 2.5·x²``; snapping more (Extra-P uses 10⁻³) loses true constants of noise-free data.
 
 Report, ``python bench/accuracy.py --per-case 1000 --jobs 2`` (seed 20200826, 1000 functions per
-case and x-set, Extra-P 4.2.5 on the same data; pmkit / Extra-P Refining / Extra-P Basic; measured
-before the relative judgement of growth, which moved pmkit's figures at 300 per case only in the
-two-term exact rates, by +0.1):
+case and x-set, Extra-P 4.2.5 on the same data; pmkit / Extra-P Refining / Extra-P Basic; the
+modeler as submitted, 2026-11-22, see bench/README.md §1):
 
-    constant          98.3/98.5   89.3/90.2   78.4/80.8
+    constant          98.3/98.4   89.3/90.2   78.4/80.8
     common, 1 term    88.3/88.2   85.9/86.1   81.2/82.9
-    common, 2 terms   85.6/73.3   80.9/70.5   74.8/68.2
+    common, 2 terms   85.7/73.3   80.9/70.5   74.8/68.2
     rare, 1 term      72.6/74.3   46.3/52.2   61.0/66.1
     rare, 2 terms     69.8/59.2   42.8/40.0   59.4/53.9
     exotic, 1 term    40.6/52.2   10.8/29.2   21.5/35.9
