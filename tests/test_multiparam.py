@@ -152,3 +152,15 @@ def test_combination_lists_match_extrap() -> None:
     for k, combos in COMBINATIONS.items():
         assert len(set(combos)) == len(combos)
         assert all(set().union(*c) == set(range(k)) for c in combos)
+
+
+def test_constraints_given_as_plain_sets_and_lists():
+    b = ExperimentBuilder(["x", "y"])
+    for x in (1, 2, 3, 4, 5):
+        for y in (1, 2, 3, 4, 5):
+            b.add_values("main", "time", [x, y], [1 + x * y])
+    exp = b.build()
+    only_x = pmkit.model(exp, constraints={"main": Constraint(allowed={"x"})})[0].function
+    assert {f.parameter for t in only_x.terms for f in t.factors} == {"x"}
+    additive = pmkit.model(exp, constraints={"main": Constraint(groups=[{"x"}, {"y"}])})[0].function
+    assert all(len(t.factors) == 1 for t in additive.terms) and len(additive.terms) == 2

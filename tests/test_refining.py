@@ -281,3 +281,14 @@ def test_an_outlier_left_out_is_said() -> None:
     assert any("p=1 was left out as an outlier" in n for n in m.notes)
     (clean,) = model(x, 17.0 + 0.0144 * x)
     assert not any("outlier" in n for n in clean.notes)
+
+
+def test_constant_constraint_holds_even_for_an_exact_fit():
+    """An exact law has an infinite gain over the constant; a prior's "constant" must still win."""
+    b = ExperimentBuilder(["p"])
+    for p in (1, 2, 4, 8, 16, 32, 64):
+        b.add_values("main", "time", [p], [2.0 * p])
+    exp = b.build()
+    (model,) = pmkit.model(exp, constraints={"main": Constraint(constant=True, source="prior")})
+    assert model.function.terms == ()
+    assert model.function.constant == pytest.approx(2.0 * np.mean([1, 2, 4, 8, 16, 32, 64]))

@@ -377,3 +377,20 @@ def test_tree_nodes_without_measurements_and_prior_footnotes():
     assert re.search(r"^app\s+not measured", text, re.M)
     assert re.search(r"io\s+2 ¹", text) and re.search(r"setup\s+3 ¹", text)
     assert "¹ constant by taint" in text and "no parameter reaches it" not in text
+
+
+def test_shares_use_the_same_non_negative_basis_now_and_then():
+    """A negative call path (a measurement artefact) counts 0 in both totals, so shares stay ≤ 100%."""
+    from pmkit.sdk import model
+
+    b = ExperimentBuilder(["p"])
+    for p in (2, 4, 8, 16, 32):
+        b.add_values("main", "time", [p], [10.0])
+        b.add_values("main->a", "time", [p], [float(p)])
+        b.add_values("main->b", "time", [p], [-0.5 * p])
+    exp = b.build()
+    report = analyse(exp, model(exp), "time", {"p": 128.0}, "mean")
+    a = report.row("main->a")
+    assert report.total_measured == pytest.approx(42.0)
+    assert a.share == pytest.approx(32 / 42)
+    assert all(r.share <= 1 and (r.predicted_share or 0) <= 1 for r in report.rows)

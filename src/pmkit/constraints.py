@@ -20,6 +20,13 @@ class Constraint:
     source: str = ""
     reason: str = ""
 
+    def __post_init__(self) -> None:
+        # accept plain sets and lists from callers; keep the constraint hashable and immutable
+        if self.allowed is not None:
+            object.__setattr__(self, "allowed", frozenset(self.allowed))
+        if self.groups is not None:
+            object.__setattr__(self, "groups", tuple(frozenset(g) for g in self.groups))
+
     def allows(self, parameter: str) -> bool:
         """Whether ``parameter`` may appear in the model at all."""
         if self.constant:

@@ -358,12 +358,15 @@ def analyse(experiment: Experiment, models: ModelSet | Sequence[Model], metric: 
             fitted[cp.index] = _evaluate(model.function, reference)
             predicted[cp.index] = _evaluate(model.function, goal)
     counted = experiment.callpaths.roots() if info.inclusive else list(range(len(experiment.callpaths)))
-    total_measured = float(np.nansum(measured[counted])) if np.isfinite(measured[counted]).any() else math.nan
+    # shares are of non-negative parts, now and then alike (a negative value or prediction counts 0)
+    measured_part = np.clip(measured, 0.0, None)
     clipped = np.clip(predicted, 0.0, None)
+    total_measured = (float(np.nansum(measured_part[counted])) if np.isfinite(measured_part[counted]).any()
+                      else math.nan)
     total_predicted = float(np.nansum(clipped[counted])) if np.isfinite(clipped[counted]).any() else math.nan
-    branch_measured, branch_predicted = measured.copy(), clipped.copy()
+    branch_measured, branch_predicted = measured_part.copy(), clipped.copy()
     if not info.inclusive:
-        branch_measured = _branch_sums(experiment, measured)
+        branch_measured = _branch_sums(experiment, measured_part)
         branch_predicted = _branch_sums(experiment, clipped)
     rows = []
     for cp in experiment.callpaths:
@@ -371,7 +374,7 @@ def analyse(experiment: Experiment, models: ModelSet | Sequence[Model], metric: 
         model = by_path.get(cp.path)
         growth = predicted[i] / fitted[i] if fitted[i] > 0 else math.nan
         rows.append(CallpathScaling(i, cp.path, cp.name, cp.depth, model, float(measured[i]),
-                                    _part(measured[i], total_measured), float(fitted[i]), float(predicted[i]),
+                                    _part(measured_part[i], total_measured), float(fitted[i]), float(predicted[i]),
                                     _part(clipped[i], total_predicted), float(growth),
                                     growth_of(model.function) if model is not None else None,
                                     prior_note(model, (constraints or {}).get(cp.path), experiment.parameters),

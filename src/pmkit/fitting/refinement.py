@@ -459,6 +459,8 @@ def _final_fit(x: np.ndarray, Y: np.ndarray, acc: np.ndarray, found: np.ndarray,
             # still means "constant")
             strong = np.isfinite(c1) & (c1 != 0) & np.isfinite(rss) & (gain > 1) & (pvalue <= settings.strong_trend)
             ok |= strong
+    if not np.isfinite(settings.nonconstancy):
+        ok[:] = False  # an infinite threshold means "constant", even for an exact fit (gain = inf)
     rows, inv = rows[ok], inverse[ok]
     out.constant[rows] = False
     alpha, beta = _fraction_pairs(u_slices[inv], u_num[inv], u_den[inv])
