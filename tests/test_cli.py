@@ -153,3 +153,46 @@ def test_plugins_lists_options_for_the_command_line():
     assert listing.returncode == 0, listing.stderr
     assert "acceptance=1.5" in listing.stdout and "nonconstancy=2.0" in listing.stdout
     assert max(len(line) for line in listing.stdout.splitlines()) <= 80
+
+
+def test_bracketed_names_are_text_not_markup(tmp_path):
+    path = tmp_path / "odd[bold]name.txt"
+    path.write_text("PARAMETER p\nPOINTS 2 4 8 16 32\nREGION [lambda at x.cpp:3]\nMETRIC time\n"
+                    + "".join(f"DATA {v}\n" for v in (1, 2, 3, 4, 5)))
+    result = run_pmkit("model", str(path), env={"COLUMNS": "160"})
+    assert result.returncode == 0, result.stderr
+    assert "[lambda" in result.stdout and "x.cpp:3]" in result.stdout
+    assert "odd[bold]name.txt" in result.stdout.replace("\n", "")
+    missing = run_pmkit("model", str(tmp_path / "nosuch[/].txt"))
+    assert missing.returncode == 1 and "nosuch[/].txt" in missing.stderr and "Traceback" not in missing.stderr
+
+
+def test_unwritable_out_is_a_usage_error(tmp_path):
+    path = tmp_path / "exp.txt"
+    path.write_text("PARAMETER p\nPOINTS 2 4 8 16 32\nREGION main\nMETRIC time\n" + "DATA 1\n" * 5)
+    result = run_pmkit("model", str(path), "--json", "--out", str(tmp_path / "no" / "such" / "dir.json"))
+    assert result.returncode == 2 and "cannot write --out" in result.stderr
+
+
+def test_a_corrupt_run_in_a_study_is_reported_by_model(tmp_path):
+    from pmkit.testing.example_study import generate
+
+    study = tmp_path / "study"
+    generate(study, processes=(8, 27, 64, 125, 216), repetitions=1)
+    (study / "lulesh.p27.r1" / "profile.cubex").write_bytes(b"garbage")
+    result = run_pmkit("model", str(study), "--metric", "time", "--json", env={"COLUMNS": "400"})
+    assert result.returncode == 0, result.stderr
+    assert "lulesh.p27.r1" in result.stderr and "skipped" in result.stderr
+    (skipped,) = json.loads(result.stdout)["skipped"]
+    assert "lulesh.p27.r1" in skipped["source"]
+
+
+def test_sdk_takes_a_single_metric_name():
+    from pmkit.experiment import ExperimentBuilder
+    from pmkit.sdk import model
+
+    b = ExperimentBuilder(["p"])
+    for p in (2, 4, 8, 16, 32):
+        b.add_values("main", "time", [p], [float(p)])
+        b.add_values("main", "visits", [p], [1.0])
+    assert [m.metric for m in model(b.build(), metrics="time")] == ["time"]

@@ -119,11 +119,26 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _open_out(out: Path) -> Any:
+    """``--out FILE`` opened for writing; a path that cannot be written is a usage error naming it."""
+    from pmkit.errors import UsageError
+
+    try:
+        return out.open("w", encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write --out {out}: {exc.strerror or exc}") from None
+
+
+def _write_text(out: Path, text: str) -> None:
+    with _open_out(out) as handle:
+        handle.write(text)
+
+
 def _console(out: Path | None, stream: Any = None) -> Any:
     from rich.console import Console
 
     if out is not None:
-        return Console(file=out.open("w", encoding="utf-8"), width=160, no_color=True, highlight=False)
+        return Console(file=_open_out(out), width=160, no_color=True, highlight=False)
     return Console(file=stream or sys.stdout, highlight=False)
 
 
@@ -131,6 +146,14 @@ def _stderr() -> Any:
     from rich.console import Console
 
     return Console(file=sys.stderr, highlight=False)
+
+
+def _say(console: Any, label: str, style: str, message: object) -> None:
+    """Print ``label: message`` with the message as plain text: file and call path names may hold
+    brackets, which rich would otherwise take for markup."""
+    from rich.text import Text
+
+    console.print(Text.assemble((f"{label}:", style), " ", str(message)), highlight=False)
 
 
 def _registry(*, quiet: bool = False) -> Any:
@@ -142,16 +165,18 @@ def _registry(*, quiet: bool = False) -> Any:
         registry = get_registry()
     err = _stderr()
     for warning in [] if quiet else caught:
-        err.print(f"[yellow]warning:[/] {warning.message}", markup=True, highlight=False)
+        _say(err, "warning", "yellow", warning.message)
     return registry
 
 
 def _write_json(document: Any, out: Path | None) -> None:
-    text = json.dumps(document, indent=2, allow_nan=False)
+    from pmkit.schema import finite_json
+
+    text = json.dumps(finite_json(document), indent=2, allow_nan=False)
     if out is None:
         sys.stdout.write(text + "\n")
     else:
-        out.write_text(text + "\n", encoding="utf-8")
+        _write_text(out, text + "\n")
 
 
 def load_inputs(args: argparse.Namespace, registry: Any) -> list[tuple[str, Any]]:
@@ -180,13 +205,17 @@ def load_inputs(args: argparse.Namespace, registry: Any) -> list[tuple[str, Any]
     err = _stderr()
     if not loaded:
         for _, exc in failures[:-1]:
-            err.print(f"[red]error:[/] {exc}", markup=True, highlight=False)
+            _say(err, "error", "red", exc)
         raise failures[-1][1]
     for _, exc in failures:
-        err.print(f"[red]error:[/] {exc}", markup=True, highlight=False)
+        _say(err, "error", "red", exc)
     if failures:
-        err.print(f"[yellow]warning:[/] {len(failures)} of {len(args.paths)} inputs skipped", markup=True)
+        _say(err, "warning", "yellow", f"{len(failures)} of {len(args.paths)} inputs skipped")
     args.skipped = [(p, str(e)) for p, e in failures]
+    for _, experiment in loaded:
+        for source, reason in experiment.provenance.skipped:
+            _say(err, "warning", "yellow", f"skipped {source}: {reason}")
+            args.skipped.append((source, reason))
     return loaded
 
 
@@ -298,7 +327,7 @@ def run_show(args: argparse.Namespace) -> int:
         if args.out is None:
             sys.stdout.write(text)
         else:
-            args.out.write_text(text, encoding="utf-8")
+            _write_text(args.out, text)
         return EXIT_OK
     console = _console(args.out)
     for n, (source, experiment, models, report, findings, _, constraints) in enumerate(results):
@@ -356,7 +385,7 @@ def run_taint_filter(args: argparse.Namespace) -> int:
     if args.out is None:
         sys.stdout.write(text)
     else:
-        args.out.write_text(text, encoding="utf-8")
+        _write_text(args.out, text)
     return EXIT_OK
 
 
@@ -373,10 +402,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return run(args)
     except InputError as exc:
-        _stderr().print(f"[red]error:[/] {exc}", markup=True, highlight=False)
+        _say(_stderr(), "error", "red", exc)
         return EXIT_INPUT
     except (UsageError, ModelingError) as exc:
-        _stderr().print(f"[red]error:[/] {exc}", markup=True, highlight=False)
+        _say(_stderr(), "error", "red", exc)
         return EXIT_USAGE if isinstance(exc, UsageError) else EXIT_INPUT
     except BrokenPipeError:
         return EXIT_OK
@@ -385,9 +414,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         if os.environ.get("PMKIT_DEBUG"):
             raise
-        _stderr().print(f"[red]internal error:[/] {type(exc).__name__}: {exc}\n"
-                        "This is a bug in pmkit or in a plugin, not in your data; please report it with the "
-                        "traceback that PMKIT_DEBUG=1 shows.", markup=True, highlight=False)
+        _say(_stderr(), "internal error", "red", f"{type(exc).__name__}: {exc}\nThis is a bug in pmkit or in a "
+             "plugin, not in your data; please report it with the traceback that PMKIT_DEBUG=1 shows.")
         return EXIT_INTERNAL
 
 

@@ -6,6 +6,7 @@ changes meaning.  The README documents every key.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -34,4 +35,15 @@ def models_document(parameters: Sequence[str], models: Iterable[tuple[str, Model
     }
     if extra:
         document.update(extra)
-    return document
+    return finite_json(document)
+
+
+def finite_json(value: Any) -> Any:
+    """``value`` with every non-finite float (NaN, ±inf) replaced by None: JSON has no such numbers."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [finite_json(v) for v in value]
+    return value

@@ -69,6 +69,10 @@ def model(experiment: Experiment, modeler: str = DEFAULT_MODELER, *, metrics: Se
     """
     registry = registry or get_registry()
     obj = registry.get("modeler", modeler)
+    if isinstance(metrics, str):
+        metrics = [metrics]
+    if isinstance(callpaths, str):
+        callpaths = [callpaths]
     if measure not in MEASURES:
         raise UsageError(f"unknown measure {measure!r}; choose one of {', '.join(MEASURES)}")
     if metrics:

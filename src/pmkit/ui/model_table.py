@@ -18,7 +18,8 @@ def _figure(value: float | None, digits: int = 3) -> str:
 
 def model_table(models: Iterable[Model], *, title: str | None = None, show_metric: bool = True) -> Table:
     """Render models as a table; models that could not be made show their note instead."""
-    table = Table(title=title, expand=False, show_lines=False, title_justify="left")
+    table = Table(title=Text(title) if title is not None else None, expand=False, show_lines=False,
+                  title_justify="left")
     table.add_column("call path", overflow="fold", ratio=3)
     if show_metric:
         table.add_column("metric", overflow="fold")
@@ -32,9 +33,9 @@ def model_table(models: Iterable[Model], *, title: str | None = None, show_metri
             text = Text(model.function.pretty_text())
             if model.notes:
                 text.append(f"\n{'; '.join(model.notes)}", style="dim")
-        row = [model.callpath]
+        row: list[Text | str] = [Text(model.callpath)]
         if show_metric:
-            row.append(model.metric)
+            row.append(Text(model.metric))
         row += [text, _figure(model.quality.smape), _figure(model.quality.adjusted_r2, 4)]
         table.add_row(*row)
     return table
