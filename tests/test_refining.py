@@ -292,3 +292,16 @@ def test_constant_constraint_holds_even_for_an_exact_fit():
     (model,) = pmkit.model(exp, constraints={"main": Constraint(constant=True, source="prior")})
     assert model.function.terms == ()
     assert model.function.constant == pytest.approx(2.0 * np.mean([1, 2, 4, 8, 16, 32, 64]))
+
+
+@pytest.mark.parametrize("scale", [1e-200, 1e-9, 1.0, 1e12, 1e160, 1e300])
+def test_models_do_not_depend_on_the_magnitude_of_the_values(scale):
+    """Squares of huge values overflowed and the model fell back to a constant (values ~1e154+)."""
+    b = ExperimentBuilder(["p"])
+    for p in (2, 4, 8, 16, 32):
+        b.add_values("main", "time", [p], [scale * (3 + p**2)])
+    (model,) = pmkit.model(b.build())
+    (term,) = model.function.terms
+    assert term.factors[0].exponent == 2 and term.factors[0].log_exponent == 0
+    assert term.coefficient == pytest.approx(scale, rel=1e-9)
+    assert model.function.constant == pytest.approx(3 * scale, rel=1e-9)

@@ -231,11 +231,26 @@ def refine_series(x: np.ndarray, Y: np.ndarray, settings: RefineSettings | None 
 
     ``Y`` must be finite (group rows by their missing points first).  Fewer than
     :data:`MIN_POINTS` points give the constant model; parameter values below 1 rule out log
-    terms; negative values leave only integer exponents.
+    terms; negative values leave only integer exponents.  Each row is divided by the power of two
+    nearest its largest magnitude first (exact in floating point, so results do not change) and
+    the coefficients and RSS scaled back, so squares of huge or tiny values cannot overflow.
     """
-    settings = settings or RefineSettings()
     x = np.asarray(x, dtype=float).reshape(-1)
     Y = np.ascontiguousarray(Y, dtype=float).reshape(-1, x.size)
+    largest = np.abs(Y).max(axis=1) if Y.size else np.zeros(Y.shape[0])
+    usable = np.isfinite(largest) & (largest > 0)
+    scale = np.where(usable, np.ldexp(1.0, np.frexp(np.where(usable, largest, 1.0))[1] - 1), 1.0)
+    out = _refine_unit(x, Y / scale[:, None], settings)
+    out.c0 *= scale
+    out.c1 *= scale
+    with np.errstate(over="ignore"):
+        out.rss *= scale * scale
+    return out
+
+
+def _refine_unit(x: np.ndarray, Y: np.ndarray, settings: RefineSettings | None) -> SingleFits:
+    """:func:`refine_series` on rows whose largest magnitude lies in [1, 2)."""
+    settings = settings or RefineSettings()
     count, n = Y.shape
     if settings.use_numba is None:
         worth_it = count >= NUMBA_MIN_SERIES or "numba" in sys.modules
