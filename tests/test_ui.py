@@ -102,7 +102,7 @@ def test_growth_takes_the_fastest_positive_term_of_several_parameters():
 def test_parse_target_checks_names_and_numbers():
     assert parse_target("p=65536, size=100", ("p", "size")) == {"p": 65536.0, "size": 100.0}
     assert parse_target(None, ("p",)) == {}
-    for bad in ("q=4", "p", "p=abc", "p=-1", "p=0"):
+    for bad in ("q=4", "p", "p=abc", "p=-1", "p=0", "p=8,p=16"):
         with pytest.raises(UsageError):
             parse_target(bad, ("p",))
 

@@ -141,6 +141,8 @@ def parse_target(text: str | None, parameters: Sequence[str]) -> dict[str, float
             raise UsageError(f"--at expects name=value items like p=65536, got {item.strip()!r}")
         if name not in parameters:
             raise UsageError(f"--at names parameter {name!r}; the experiment has {', '.join(parameters)}")
+        if name in target:
+            raise UsageError(f"--at gives {name} twice")
         try:
             number = float(value)
         except ValueError:
