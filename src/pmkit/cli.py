@@ -169,14 +169,45 @@ def _registry(*, quiet: bool = False) -> Any:
     return registry
 
 
+def _emit(text: str, out: Path | None) -> None:
+    """Write ``text`` to ``--out FILE``, or to stdout without it."""
+    if out is None:
+        sys.stdout.write(text)
+    else:
+        _write_text(out, text)
+
+
 def _write_json(document: Any, out: Path | None) -> None:
     from pmkit.schema import finite_json
 
-    text = json.dumps(finite_json(document), indent=2, allow_nan=False)
-    if out is None:
-        sys.stdout.write(text + "\n")
-    else:
-        _write_text(out, text + "\n")
+    _emit(json.dumps(finite_json(document), indent=2, allow_nan=False) + "\n", out)
+
+
+def _common_parameters(loaded: list[tuple[str, Any]], command: str) -> tuple[str, ...]:
+    """The parameters every input shares; a usage error when two inputs differ."""
+    from pmkit.errors import UsageError
+
+    parameters = loaded[0][1].parameters
+    for source, experiment in loaded[1:]:
+        if experiment.parameters != parameters:
+            raise UsageError(f"{source} has parameters {list(experiment.parameters)}, but {loaded[0][0]} has "
+                             f"{list(parameters)}; {command} them in separate runs")
+    return parameters
+
+
+def _model_with_prior(experiment: Any, knowledge: Any, modeler: str, metrics: Any, args: argparse.Namespace,
+                      registry: Any, options: dict[str, Any]) -> tuple[Any, Any, list[Any]]:
+    """Models of ``experiment`` under the prior's constraints (if any), the constraints, and where the
+    data contradicts the prior."""
+    from pmkit.sdk import model, prior_contradictions
+
+    constraints = knowledge.constraints(experiment) if knowledge is not None else None
+    models = model(experiment, modeler, metrics=metrics, measure=args.measure, constraints=constraints,
+                   registry=registry, **options)
+    contradictions = (prior_contradictions(experiment, knowledge, models, constraints, modeler, metrics=metrics,
+                                           measure=args.measure, registry=registry, **options)
+                      if constraints else [])
+    return models, constraints, contradictions
 
 
 def load_inputs(args: argparse.Namespace, registry: Any) -> list[tuple[str, Any]]:
@@ -220,30 +251,22 @@ def load_inputs(args: argparse.Namespace, registry: Any) -> list[tuple[str, Any]
 
 
 def run_model(args: argparse.Namespace) -> int:
-    from pmkit.errors import UsageError
     from pmkit.options import parse_assignments
     from pmkit.schema import models_document
-    from pmkit.sdk import DEFAULT_MODELER, model, prior_contradictions
+    from pmkit.sdk import DEFAULT_MODELER
     from pmkit.ui.model_table import model_table
 
     registry = _registry()
     loaded = load_inputs(args, registry)
-    parameters = loaded[0][1].parameters
-    for source, experiment in loaded[1:]:
-        if experiment.parameters != parameters:
-            raise UsageError(f"{source} has parameters {list(experiment.parameters)}, but {loaded[0][0]} has "
-                             f"{list(parameters)}; model them in separate runs")
+    parameters = _common_parameters(loaded, "model")
     options = parse_assignments(args.option)
     knowledge = _load_prior(args, registry)
     modeler = args.modeler or DEFAULT_MODELER
     results, findings = [], []
     for source, experiment in loaded:
-        constraints = knowledge.constraints(experiment) if knowledge is not None else None
-        models = model(experiment, modeler, metrics=args.metric, measure=args.measure, constraints=constraints,
-                       registry=registry, **options)
-        if constraints:
-            findings += prior_contradictions(experiment, knowledge, models, constraints, modeler, metrics=args.metric,
-                                             measure=args.measure, registry=registry, **options)
+        models, _, contradictions = _model_with_prior(experiment, knowledge, modeler, args.metric, args, registry,
+                                                      options)
+        findings += contradictions
         results.append((source, experiment, models))
     if args.json:
         pairs = [(source, m) for source, _, models in results for m in models]
@@ -278,8 +301,7 @@ def run_show(args: argparse.Namespace) -> int:
     from pmkit.errors import UsageError
     from pmkit.options import parse_assignments
     from pmkit.scaling import analyse, default_metric, detail, parse_target
-    from pmkit.schema import models_document
-    from pmkit.sdk import DEFAULT_MODELER, detect, model, prior_contradictions
+    from pmkit.sdk import DEFAULT_MODELER, detect
     from pmkit.ui.markdown_report import markdown_report
     from pmkit.ui.progress import Steps
     from pmkit.ui.show import show_view
@@ -301,33 +323,24 @@ def run_show(args: argparse.Namespace) -> int:
         for source, experiment in loaded:
             metric = args.metric[0] if args.metric else default_metric(experiment)
             target = parse_target(args.at, experiment.parameters)
-            constraints = knowledge.constraints(experiment) if knowledge is not None else None
-            modeler = args.modeler or DEFAULT_MODELER
             with steps.step(f"modeling {metric} of {len(experiment.callpaths)} call paths in {source}"):
-                models = model(experiment, modeler, metrics=[metric], measure=args.measure,
-                               constraints=constraints, registry=registry, **options)
+                models, constraints, contradictions = _model_with_prior(
+                    experiment, knowledge, args.modeler or DEFAULT_MODELER, [metric], args, registry, options)
             findings = None
             detectors = args.detector if args.detector is not None else registry.names("detector")
             if detectors or constraints:
                 with steps.step("running detectors"):
-                    findings = detect(experiment, models, detectors, registry=registry) if detectors else []
-                    if constraints:
-                        findings = sorted([*findings, *prior_contradictions(
-                            experiment, knowledge, models, constraints, modeler, metrics=[metric],
-                            measure=args.measure, registry=registry, **options)], key=lambda f: -f.severity)
+                    found = detect(experiment, models, detectors, registry=registry) if detectors else []
+                    findings = sorted([*found, *contradictions], key=lambda f: -f.severity)
             report = analyse(experiment, models, metric, target, args.measure, constraints)
             focus = detail(report, args.callpath) if args.callpath else None
             results.append((source, experiment, models, report, findings, focus, constraints))
     if args.json:
-        return _show_json(args, loaded, results, models_document)
+        return _show_json(args, loaded, results)
     if args.markdown:
-        text = "\n".join(markdown_report(report, source=source, findings=findings, detail=focus, depth=args.depth,
-                                         min_share=min_share, sort=args.sort, top=args.top)
-                         for source, _, _, report, findings, focus, _ in results)
-        if args.out is None:
-            sys.stdout.write(text)
-        else:
-            _write_text(args.out, text)
+        _emit("\n".join(markdown_report(report, source=source, findings=findings, detail=focus, depth=args.depth,
+                                        min_share=min_share, sort=args.sort, top=args.top)
+                        for source, _, _, report, findings, focus, _ in results), args.out)
         return EXIT_OK
     console = _console(args.out)
     for n, (source, experiment, models, report, findings, _, constraints) in enumerate(results):
@@ -339,15 +352,11 @@ def run_show(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _show_json(args: argparse.Namespace, loaded: list, results: list, models_document: Callable[..., Any]) -> int:
+def _show_json(args: argparse.Namespace, loaded: list, results: list) -> int:
     """``pmkit show --json``: the ``pmkit model --json`` document plus a ``prediction`` per model and ``show``."""
-    from pmkit.errors import UsageError
+    from pmkit.schema import models_document
 
-    parameters = loaded[0][1].parameters
-    for source, experiment in loaded[1:]:
-        if experiment.parameters != parameters:
-            raise UsageError(f"{source} has parameters {list(experiment.parameters)}, but {loaded[0][0]} has "
-                             f"{list(parameters)}; show them in separate runs")
+    parameters = _common_parameters(loaded, "show")
     pairs, predictions, shows, findings = [], [], [], []
     for source, experiment, models, report, found, focus, _ in results:
         for m in models:
@@ -381,11 +390,7 @@ def run_taint_filter(args: argparse.Namespace) -> int:
     from pmkit.priors.taint import load, score_p_filter
 
     paths = args.paths[0] if len(args.paths) == 1 else args.paths
-    text = score_p_filter(load(paths), include_callers=args.include_callers)
-    if args.out is None:
-        sys.stdout.write(text)
-    else:
-        _write_text(args.out, text)
+    _emit(score_p_filter(load(paths), include_callers=args.include_callers), args.out)
     return EXIT_OK
 
 
