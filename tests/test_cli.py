@@ -34,11 +34,11 @@ def test_usage_errors_exit_2():
 
 
 def test_missing_file_exits_1_naming_it(tmp_path):
-    missing = tmp_path / "nope.txt"
-    result = run_pmkit("model", str(missing))
+    missing = tmp_path / ("deep" * 30) / "nope.txt"
+    result = run_pmkit("model", str(missing), env={"COLUMNS": "40"})
     assert result.returncode == 1
     assert "nope.txt" in result.stderr
-    assert "no such file" in result.stderr
+    assert result.stderr.splitlines() == [f"error: {missing}: no such file or directory"], "one unwrapped line"
     assert result.stderr.count("nope.txt") == 1
     assert "Traceback" not in result.stderr
 

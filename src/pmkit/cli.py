@@ -27,12 +27,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+    from pmkit.distribution import version
 
-    try:
-        return version("pmkit")
-    except PackageNotFoundError:
-        return "dev"
+    return version()
 
 
 def _add_input_arguments(parser: argparse.ArgumentParser) -> None:
@@ -143,9 +140,10 @@ def _console(out: Path | None, stream: Any = None) -> Any:
 
 
 def _stderr() -> Any:
+    """A console for messages: never hard-wrapped, so each message stays one line for grep and logs."""
     from rich.console import Console
 
-    return Console(file=sys.stderr, highlight=False)
+    return Console(file=sys.stderr, highlight=False, soft_wrap=True)
 
 
 def _say(console: Any, label: str, style: str, message: object) -> None:
@@ -166,6 +164,11 @@ def _registry(*, quiet: bool = False) -> Any:
     err = _stderr()
     for warning in [] if quiet else caught:
         _say(err, "warning", "yellow", warning.message)
+    from pmkit.distribution import foreign_pmkit
+
+    foreign = foreign_pmkit()
+    if foreign:
+        _say(err, "warning", "yellow", foreign)
     return registry
 
 

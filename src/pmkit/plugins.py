@@ -21,6 +21,7 @@ from typing import Any
 import pluggy
 
 from pmkit import hookspecs
+from pmkit.distribution import version
 from pmkit.errors import UsageError
 
 ENTRY_POINT_GROUP = "pmkit"
@@ -237,10 +238,7 @@ def _methods(kind: str) -> tuple[str, ...]:
 
 
 def _pmkit_version() -> str:
-    try:
-        return metadata.version("pmkit")
-    except metadata.PackageNotFoundError:
-        return "dev"
+    return version()
 
 
 def _dist_version(name: str) -> str:
