@@ -1,0 +1,69 @@
+"""The ``pmkit`` command: parse arguments, call the SDK, render.  No modeling happens here.
+
+Each command lives in its own module of this package with ``add_parser(subparsers)`` and the
+function it runs; :data:`COMMANDS` lists them in the order ``pmkit --help`` shows.  What they share
+(input arguments, consoles, output, loading inputs) is in :mod:`pmkit.cli.common`.
+
+Exit codes: 0 success, 1 bad input (a file pmkit cannot use), 2 usage (unknown option, plugin or
+metric), 3 internal error (a bug in pmkit or a plugin; ``PMKIT_DEBUG=1`` shows the traceback).
+Heavy modules (numba, scipy, pycubexr) are imported only by the commands that need them, so
+``pmkit --help`` starts fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+from collections.abc import Callable, Sequence
+
+from pmkit.cli.common import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, Parser, say, stderr
+
+COMMANDS: tuple[str, ...] = ("model", "show", "plugins", "taint_filter")
+"""Modules of :mod:`pmkit.cli` that each add one subcommand."""
+
+
+def _version() -> str:
+    from pmkit.distribution import version
+
+    return version()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every command."""
+    parser = Parser(prog="pmkit", description="Empirical performance modeling of parallel programs.")
+    parser.add_argument("--version", action="version", version=f"pmkit {_version()}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    for name in COMMANDS:
+        importlib.import_module(f"pmkit.cli.{name}").add_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``pmkit`` console script; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    run: Callable[[argparse.Namespace], int] | None = getattr(args, "run", None)
+    if run is None:
+        parser.print_help()
+        return EXIT_USAGE
+    from pmkit.errors import InputError, ModelingError, UsageError
+
+    try:
+        return run(args)
+    except InputError as exc:
+        say(stderr(), "error", "red", exc)
+        return EXIT_INPUT
+    except (UsageError, ModelingError) as exc:
+        say(stderr(), "error", "red", exc)
+        return EXIT_USAGE if isinstance(exc, UsageError) else EXIT_INPUT
+    except BrokenPipeError:
+        return EXIT_OK
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:
+        if os.environ.get("PMKIT_DEBUG"):
+            raise
+        say(stderr(), "internal error", "red", f"{type(exc).__name__}: {exc}\nThis is a bug in pmkit or in a "
+             "plugin, not in your data; please report it with the traceback that PMKIT_DEBUG=1 shows.")
+        return EXIT_INTERNAL

@@ -1,0 +1,59 @@
+"""``pmkit model``: models per call path and metric, as a table or JSON."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from pmkit.cli.common import (
+    EXIT_OK,
+    add_input_arguments,
+    common_parameters,
+    load_inputs,
+    load_prior,
+    model_with_prior,
+    output_console,
+    plugin_registry,
+    write_json,
+)
+
+
+def add_parser(sub: Any) -> None:
+    p_model = sub.add_parser("model", help="fit a model per call path and metric",
+                             description="Read inputs and fit a model per call path and metric.")
+    add_input_arguments(p_model)
+    p_model.set_defaults(run=run_model)
+
+
+def run_model(args: argparse.Namespace) -> int:
+    from pmkit.options import parse_assignments
+    from pmkit.schema import models_document
+    from pmkit.sdk import DEFAULT_MODELER
+    from pmkit.ui.model_table import model_table
+
+    registry = plugin_registry()
+    loaded = load_inputs(args, registry)
+    parameters = common_parameters(loaded, "model")
+    options = parse_assignments(args.option)
+    knowledge = load_prior(args, registry)
+    modeler = args.modeler or DEFAULT_MODELER
+    results, findings = [], []
+    for source, experiment in loaded:
+        models, _, contradictions = model_with_prior(experiment, knowledge, modeler, args.metric, args, registry,
+                                                      options)
+        findings += contradictions
+        results.append((source, experiment, models))
+    if args.json:
+        pairs = [(source, m) for source, _, models in results for m in models]
+        write_json(models_document(parameters, pairs, sources=[s for s, _ in loaded], skipped=args.skipped,
+                                    findings=findings), args.out)
+        return EXIT_OK
+    console = output_console(args.out)
+    for source, experiment, models in results:
+        title = f"{source} — {len(models)} models, parameters {', '.join(experiment.parameters)}"
+        console.print(model_table(models, title=title, show_metric=True))
+    if findings:
+        from pmkit.ui.findings_panel import findings_panel
+
+        console.print(findings_panel(findings))
+    return EXIT_OK
