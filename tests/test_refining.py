@@ -10,7 +10,8 @@ import pytest
 import pmkit
 from pmkit.constraints import Constraint
 from pmkit.experiment import ExperimentBuilder
-from pmkit.modelers.refining import OPTIONS, RefiningModeler
+from pmkit.modelers.refining import RefiningModeler
+from pmkit.modelers.search_inputs import OPTIONS
 from pmkit.models import ModelSet
 from pmkit.series import SeriesBatch
 

@@ -4,7 +4,7 @@ The public SDK: ``read``, ``model``, ``detect``, the core types, and ``hookimpl`
 """
 
 from pmkit.constraints import Constraint
-from pmkit.errors import InputError, ModelingError, PmkitError, UsageError
+from pmkit.errors import InputError, PmkitError, UsageError
 from pmkit.experiment import CallTree, EventTable, Experiment, ExperimentBuilder, Metric
 from pmkit.findings import Finding
 from pmkit.hookspecs import hookimpl
@@ -16,6 +16,6 @@ from pmkit.series import SeriesBatch
 
 __all__ = [
     "CallTree", "Constraint", "EventTable", "Experiment", "ExperimentBuilder", "Factor", "Finding",
-    "Function", "InputError", "Metric", "Model", "ModelSet", "ModelingError", "Option", "PmkitError",
+    "Function", "InputError", "Metric", "Model", "ModelSet", "Option", "PmkitError",
     "Quality", "SeriesBatch", "Term", "UsageError", "detect", "hookimpl", "model", "read",
 ]

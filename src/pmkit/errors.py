@@ -31,7 +31,3 @@ class InputError(PmkitError):
 
 class UsageError(PmkitError):
     """A request that cannot be carried out as asked: unknown plugin, bad option, wrong metric."""
-
-
-class ModelingError(PmkitError):
-    """A modeler could not produce a model for a reason it can state (no data, too few points)."""

@@ -47,16 +47,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if run is None:
         parser.print_help()
         return EXIT_USAGE
-    from pmkit.errors import InputError, ModelingError, UsageError
+    from pmkit.errors import InputError, UsageError
 
     try:
         return run(args)
     except InputError as exc:
         say(stderr(), "error", "red", exc)
         return EXIT_INPUT
-    except (UsageError, ModelingError) as exc:
+    except UsageError as exc:
         say(stderr(), "error", "red", exc)
-        return EXIT_USAGE if isinstance(exc, UsageError) else EXIT_INPUT
+        return EXIT_USAGE
     except BrokenPipeError:
         return EXIT_OK
     except KeyboardInterrupt:

@@ -46,7 +46,8 @@ from pmkit.fitting.leastsquares import DesignFit, adjusted_r2, fit_design, left_
 from pmkit.fitting.maskgroups import group_by_mask
 from pmkit.fitting.refinement import MIN_POINTS, RefineSettings, SingleFits, basis_rows, refine_series
 from pmkit.hookspecs import hookimpl
-from pmkit.modelers.refining import OPTIONS, SeriesData, constraint_of, settings_from
+from pmkit.modelers.search_inputs import OPTIONS, SeriesData, constraint_of, settings_from
+from pmkit.modelers.single import model_single
 from pmkit.models import Model, ModelSet, Quality
 from pmkit.options import Option, resolve_options
 from pmkit.pmnf import Factor, Function, Term
@@ -56,14 +57,10 @@ NAME = "multiparam"
 MAX_PARAMETERS = 4
 MIN_CONTRIBUTION = 5e-4
 """A term contributing less than this share of every value makes its combination ineligible."""
-COMBINATION_ERROR = "loo"
-"""Which error picks the combination: leave-one-out SMAPE (measured, see above) or in-sample ``smape``."""
 
 FIT_CHUNK = 20_000
 """Series per chunk when each row has its own design (bounds the gathered designs' memory)."""
 
-PARSIMONY = True
-"""Whether a combination with more terms must beat the best smaller one by the acceptance factor."""
 
 Combination = tuple[frozenset[int], ...]
 """A sum of products: each term is the set of (non-constant) parameter positions it multiplies."""
@@ -294,13 +291,12 @@ def _model_rows(Y: np.ndarray, rows: np.ndarray, pts: np.ndarray, lines: list[Li
             designs = np.stack([_design(pts, shapes_of[g], c, columns) for g in gs])
             fit = _fit_stacked(Yg, designs, local)
             fits.append(fit)
-            errors.append(fit.smape if COMBINATION_ERROR == "smape" else fit.loo_smape)
+            errors.append(fit.loo_smape)
             eligible.append(_contributes(Yg, fit, designs, local))
         errors_arr, eligible_arr = np.stack(errors, axis=1), np.stack(eligible, axis=1)
         ranked = np.where(eligible_arr, errors_arr, np.inf)
         ranked = np.where(np.isfinite(ranked).any(axis=1, keepdims=True), ranked, errors_arr)
-        choice = _parsimonious_choice(ranked, [len(c) for c in candidates], settings.acceptance
-                                      if PARSIMONY else 1.0)
+        choice = _parsimonious_choice(ranked, [len(c) for c in candidates], settings.acceptance)
         pair = local * len(candidates) + choice
         pair_order = np.argsort(pair, kind="stable")
         pairs, starts = np.unique(pair[pair_order], return_index=True)
@@ -308,7 +304,7 @@ def _model_rows(Y: np.ndarray, rows: np.ndarray, pts: np.ndarray, lines: list[Li
             picked = pair_order[starts[k]:starts[k + 1] if k + 1 < len(starts) else len(pair)]
             c_index = int(key % len(candidates))
             fit = fits[c_index]
-            in_sample = fit.smape[picked] if COMBINATION_ERROR == "smape" else smape(Yg[picked], fit.predicted[picked])
+            in_sample = smape(Yg[picked], fit.predicted[picked])
             sub = DesignFit(fit.coefficients[picked], fit.predicted[picked], fit.rss[picked], in_sample,
                             fit.loo_smape[picked])
             _record(groups, _Group(parameters, shapes_of[gs[int(key // len(candidates))]], candidates[c_index],
@@ -320,7 +316,8 @@ def _model_rows(Y: np.ndarray, rows: np.ndarray, pts: np.ndarray, lines: list[Li
 def _fit_stacked(Y: np.ndarray, designs: np.ndarray, local: np.ndarray) -> DesignFit:
     """Least squares of each row of ``Y`` on its own design ``designs[local[row]]``, in chunks.
 
-    The in-sample SMAPE is left NaN unless the combination is picked by it (see ``COMBINATION_ERROR``).
+    The in-sample SMAPE is left NaN: the leave-one-out SMAPE picks the combination, and the chosen
+    rows' in-sample SMAPE is computed afterwards.
     """
     inverses = left_inverses(designs)
     leverage = np.einsum("gnk,gkn->gn", designs, inverses)
@@ -333,7 +330,7 @@ def _fit_stacked(Y: np.ndarray, designs: np.ndarray, local: np.ndarray) -> Desig
         predicted[part] = np.einsum("sk,snk->sn", coefficients[part], designs[local[part]])
     residual = Y - predicted
     loo = loo_predictions(Y, predicted, leverage[local])
-    in_sample = smape(Y, predicted) if COMBINATION_ERROR == "smape" else np.full(count, np.nan)
+    in_sample = np.full(count, np.nan)
     return DesignFit(coefficients, predicted, (residual * residual).sum(axis=1), in_sample, smape(Y, loo))
 
 
@@ -391,8 +388,6 @@ class MultiParameterModeler:
         """Model every series of ``batch``; one-parameter batches get the refining modeler's models."""
         values = resolve_options(self.options, options, f"modeler {self.name}")
         if len(batch.parameters) == 1:
-            from pmkit.modelers.refining import model_single
-
             return model_single(batch, values, modeler=self.name)
         return model_multiparameter(batch, values, modeler=self.name)
 

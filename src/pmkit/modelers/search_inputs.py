@@ -1,0 +1,86 @@
+"""What the PMNF search modelers (``refining``, ``multiparam``) share: their options, the search
+settings those options give, and the batch reduced to one value per point with the facts a model's
+notes state.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from pmkit.constraints import Constraint
+from pmkit.experiment import MEASURES, reduce_repetitions
+from pmkit.fitting.refinement import RefineSettings
+from pmkit.options import Option
+from pmkit.series import SeriesBatch
+
+CLEAN_CONSTANT = 1e-9
+"""A fitted ``|c0|`` below this share of the smallest ``|y|`` is set to 0 and ``c1`` refitted."""
+
+OPTIONS: tuple[Option, ...] = (
+    Option("acceptance", float, 1.5, "SMAPE improvement factor a refined exponent must bring to be "
+           "accepted (grows by this factor per iteration without acceptance; paper 000 §3.3)"),
+    Option("termination", float, 2.0, "refinement stops when no slice improves its SMAPE by this factor "
+           "in one iteration"),
+    Option("nonconstancy", float, 2.0, "a growing model replaces the constant one only if it improves "
+           "the constant model's SMAPE by this factor"),
+    Option("measure", str, "mean", "how repetitions are reduced to one value per point", choices=MEASURES),
+)
+
+
+def settings_from(options: dict[str, Any]) -> RefineSettings:
+    """The search settings for resolved modeler options."""
+    return RefineSettings(acceptance=float(options["acceptance"]), termination=float(options["termination"]),
+                          nonconstancy=float(options["nonconstancy"]), clean_constant=CLEAN_CONSTANT)
+
+
+class SeriesData:
+    """A batch's values reduced to one per point, with the facts about them a model's notes state.
+
+    Non-finite repetitions (NaN, ±inf) are ignored; ``values`` is NaN where a point has none left.
+    """
+
+    def __init__(self, batch: SeriesBatch, measure: str) -> None:
+        raw = np.asarray(batch.values, dtype=float)
+        finite = np.isfinite(raw)
+        self.infinite = np.isinf(raw).sum(axis=(1, 2))
+        clean = np.where(finite, raw, np.nan)
+        self.values = reduce_repetitions(clean, measure)
+        has_point = finite.any(axis=2)
+        self.points_present = has_point.sum(axis=1)
+        self.n_points = raw.shape[1]
+        self.missing_reps = (has_point[:, :, None] & np.isnan(raw)).sum(axis=(1, 2))
+        with np.errstate(invalid="ignore"):
+            self.negative = (self.values < 0).sum(axis=1)
+            self.zero = (self.values == 0).sum(axis=1)
+            low = np.nanmin(np.where(has_point, self.values, np.inf), axis=1)
+            high = np.nanmax(np.where(has_point, self.values, -np.inf), axis=1)
+        self.all_equal = (self.points_present > 1) & (low == high)
+
+    def notes(self, i: int) -> list[str]:
+        """What was odd about series ``i``'s data, in words."""
+        out: list[str] = []
+        present = int(self.points_present[i])
+        if present == 0:
+            return ["no measured values: no model"]
+        if present < self.n_points:
+            out.append(f"{self.n_points - present} of {self.n_points} points have no value and were left out")
+        if self.missing_reps[i]:
+            out.append(f"{int(self.missing_reps[i])} missing (NaN) repetition value(s) ignored")
+        if self.infinite[i]:
+            out.append(f"{int(self.infinite[i])} infinite value(s) ignored")
+        if self.all_equal[i]:
+            out.append("all values are equal: constant model")
+        elif self.zero[i] == present:
+            out.append("all values are zero: constant model")
+        if self.negative[i]:
+            out.append(f"{int(self.negative[i])} of {present} values are negative: SMAPE-based decisions "
+                       "are less reliable")
+        if 0 < present < 5:
+            out.append(f"only {present} points: the refinement method needs 5 for a reliable model")
+        return out
+
+
+def constraint_of(batch: SeriesBatch, i: int) -> Constraint | None:
+    return None if batch.constraints is None else batch.constraints[i]
