@@ -158,9 +158,9 @@ def bench(folder: Path, label: str, breakdown: bool, check: bool = False) -> Non
     from pmkit.readers.cube import read_cube
 
     print(f"== {label}: {folder}")
-    exp, t_serial = _timed(read_cube, folder, jobs=1, progress=False)
-    _, t_parallel = _timed(read_cube, folder, jobs=2, progress=False)
-    _, t_auto = _timed(read_cube, folder, jobs=0, progress=False)
+    exp, t_serial = _timed(read_cube, folder, jobs=1)
+    _, t_parallel = _timed(read_cube, folder, jobs=2)
+    _, t_auto = _timed(read_cube, folder, jobs=0)
     print(f"   {len(exp.provenance.sources)} files, {len(exp.callpaths)} call paths, {len(exp.metrics)} metrics, "
           f"{len(exp.points)} points, {sum(v.size for v in exp.measurements.values())} values")
     print(f"   pmkit load, in process: serial {t_serial:.3f} s, 2 threads {t_parallel:.3f} s, "

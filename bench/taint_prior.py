@@ -82,7 +82,7 @@ def study(seed: int, params: tuple[str, ...], noise: float, folder: Path) -> pmk
             per_run = means * (1 + noise * rng.standard_normal(len(means)))
             write_cube(root / f"app.{label}.r{rep}" / "profile.cubex", callpaths, (TIME,),
                        {"time": np.repeat(per_run[:, None], ranks, axis=1)}, processes=ranks)
-    return pmkit.read(root, "cube", progress=False)
+    return pmkit.read(root, "cube")
 
 
 def true_params(name: str) -> set[str]:

@@ -395,20 +395,16 @@ def test_single_file_in_a_parseable_folder(tmp_path):
     assert exp.locations["time"][0].shape == (1, 1, 16)
 
 
-def test_progress_bar_only_on_a_terminal(tmp_path, monkeypatch, capsys):
-    import sys
-
-    from pmkit.readers import cube
+def test_reading_reports_progress_and_draws_nothing(tmp_path, capsys):
+    from pmkit import progress
 
     _study(tmp_path, {f"a.p{p}.r1": np.ones((3, p)) for p in (2, 3, 4)})
-    monkeypatch.setattr(cube, "PROGRESS_AFTER_SECONDS", 0.0)
-    read_cube(tmp_path)
-    assert capsys.readouterr().err == ""  # stderr is not a terminal under pytest
-    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
-    read_cube(tmp_path)
-    assert "reading Cube files" in capsys.readouterr().err
-    read_cube(tmp_path, progress=False)
-    assert capsys.readouterr().err == ""
+    events = []
+    with progress.listening(events.append):
+        read_cube(tmp_path, jobs=2)
+    assert capsys.readouterr().err == ""  # a reader never draws
+    assert events[0].description == "reading Cube files" and events[0].total == 3
+    assert [e.completed for e in events if not e.finished][-1] == 3 and events[-1].finished
 
 
 def test_same_region_twice_under_one_parent_is_combined(tmp_path):

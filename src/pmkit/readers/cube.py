@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import math
 import os
-import sys
-import time
 import warnings
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -27,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from pmkit import progress
 from pmkit.errors import InputError, UsageError
 from pmkit.experiment import CallTree, Experiment, Metric, Provenance
 from pmkit.hookspecs import hookimpl
@@ -44,8 +43,6 @@ reads, zlib and numpy release the GIL, and there is nothing to start or pickle. 
 0.68 s (median of 4; single runs vary ±30 %), two forkserver processes 1.4–2.1 s — the gain is
 small here and grows with idle cores; processes never paid."""
 
-PROGRESS_AFTER_SECONDS = 0.5
-"""A load still running after this long shows a progress bar (on a terminal only)."""
 
 
 class CubeWarning(UserWarning):
@@ -67,7 +64,6 @@ class CubeReader:
                f"{' or '.join(MANIFEST_NAMES)} in the folder, if present)"),
         Option("jobs", int, 0, "files decoded at once (threads); 0 chooses, 1 decodes serially"),
         Option("locations", bool, True, "keep the per-location values (for load imbalance and per-process models)"),
-        Option("progress", bool, True, "show a progress bar on a terminal when loading takes a while"),
     )
 
     def sniff(self, path: Path) -> bool:
@@ -85,7 +81,7 @@ class CubeReader:
 
 
 def read_cube(path: Path, values: str = "exclusive", aggregation: str = "mean", metrics: str = "",
-              manifest: str = "", jobs: int = 0, locations: bool = True, progress: bool = True) -> Experiment:
+              manifest: str = "", jobs: int = 0, locations: bool = True) -> Experiment:
     """Read a ``.cubex`` file or a study folder into an :class:`Experiment` (see the module docstring)."""
     if values not in ("exclusive", "inclusive"):
         raise UsageError(f"option values: {values!r} is not one of exclusive, inclusive")
@@ -94,7 +90,7 @@ def read_cube(path: Path, values: str = "exclusive", aggregation: str = "mean", 
     wanted = [m.strip() for m in metrics.split(",") if m.strip()] or None
     study = discover(path, Path(manifest) if manifest else None)
     files = [run.file for run in study.runs]
-    results = _load_all(files, wanted, values == "inclusive", jobs, progress)
+    results = _load_all(files, wanted, values == "inclusive", jobs)
     return _assemble(path, study, results, wanted, values, aggregation, locations)
 
 
@@ -116,57 +112,21 @@ def _workers(jobs: int, files: list[Path]) -> int:
     return max(1, min(jobs, len(files)))
 
 
-def _load_all(files: list[Path], wanted: Sequence[str] | None, inclusive: bool, jobs: int,
-              progress: bool) -> list[Profile | str]:
-    """Decode every file (on several threads when there are enough), with a progress bar for long loads."""
+def _load_all(files: list[Path], wanted: list[str] | None, inclusive: bool, jobs: int) -> list[Profile | str]:
+    """Decode every file (on several threads when there are enough), reporting progress per file."""
     workers = _workers(jobs, files)
-    bar = _ProgressBar(len(files), enabled=progress)
     results: list[Profile | str] = []
-    try:
+    with progress.task("reading Cube files", total=len(files)) as task:
         if workers == 1:
             for file in files:
                 results.append(_load_one(file, wanted, inclusive))
-                bar.advance()
+                task.advance()
             return results
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="pmkit-cube") as pool:
             for result in pool.map(_load_one, files, [wanted] * len(files), [inclusive] * len(files)):
                 results.append(result)
-                bar.advance()
-        return results
-    finally:
-        bar.stop()
-
-
-class _ProgressBar:
-    """A rich progress bar on stderr that appears only once a load has run for a while, on a terminal."""
-
-    def __init__(self, total: int, enabled: bool) -> None:
-        self.total = total
-        self.done = 0
-        self.enabled = enabled and sys.stderr.isatty()
-        self.start = time.perf_counter()
-        self._progress: Any = None
-        self._task: Any = None
-
-    def advance(self) -> None:
-        self.done += 1
-        if not self.enabled or self.done >= self.total:
-            return
-        if self._progress is None:
-            if time.perf_counter() - self.start < PROGRESS_AFTER_SECONDS:
-                return
-            from rich.console import Console
-            from rich.progress import Progress
-
-            self._progress = Progress(console=Console(stderr=True), transient=True)
-            self._progress.start()
-            self._task = self._progress.add_task("reading Cube files", total=self.total)
-        self._progress.update(self._task, completed=self.done)
-
-    def stop(self) -> None:
-        if self._progress is not None:
-            self._progress.stop()
-            self._progress = None
+                task.advance()
+    return results
 
 
 def _assemble(path: Path, study: Study, results: list[Profile | str], wanted: list[str] | None, values: str,

@@ -1,21 +1,29 @@
-"""Progress for long loading and modeling: a rich spinner per step on stderr, only on a terminal.
+"""Progress for long loading and modeling, drawn on stderr with rich, only on a terminal.
 
-Off a terminal (pipes, files, CI logs) nothing is drawn, so the output stays free of control codes.
+:class:`Steps` shows a spinner per step of a command and listens to what library code reports
+through :mod:`pmkit.progress` (a bar per reported task with a known total).  Off a terminal (pipes,
+files, CI logs) nothing is drawn, so the output stays free of control codes.
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import TextIO
+from contextlib import ExitStack, contextmanager
+from typing import Any, TextIO
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+from pmkit import progress
+from pmkit.progress import ProgressEvent
+
 
 class Steps:
-    """``with steps.step("reading study/"):`` shows a spinner with the elapsed time while the step runs."""
+    """``with steps.step("reading study/"):`` shows a spinner with the elapsed time while the step runs.
+
+    Inside the ``with Steps()`` block, tasks reported through :mod:`pmkit.progress` appear as bars.
+    """
 
     def __init__(self, stream: TextIO | None = None, *, enabled: bool | None = None) -> None:
         stream = stream or sys.stderr
@@ -23,13 +31,32 @@ class Steps:
         self._progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(bar_width=20),
                                   TimeElapsedColumn(), console=Console(file=stream), transient=True,
                                   disable=not self.enabled)
+        self._tasks: dict[int, Any] = {}
+        self._stack = ExitStack()
 
     def __enter__(self) -> Steps:
         self._progress.start()
+        if self.enabled:
+            self._stack.enter_context(progress.listening(self.listen))
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self._stack.close()
         self._progress.stop()
+
+    def listen(self, event: ProgressEvent) -> None:
+        """Draw a reported task: a bar while it runs, removed when it ends."""
+        shown = self._tasks.get(event.task_id)
+        if event.finished:
+            if shown is not None:
+                self._progress.remove_task(self._tasks.pop(event.task_id))
+            return
+        if shown is None:
+            self._tasks[event.task_id] = self._progress.add_task(event.description, total=event.total,
+                                                                 completed=event.completed)
+        else:
+            self._progress.update(shown, completed=event.completed, total=event.total,
+                                  description=event.description)
 
     @contextmanager
     def step(self, description: str) -> Iterator[None]:
