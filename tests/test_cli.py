@@ -167,13 +167,6 @@ def test_bracketed_names_are_text_not_markup(tmp_path):
     assert missing.returncode == 1 and "nosuch[/].txt" in missing.stderr and "Traceback" not in missing.stderr
 
 
-def test_unwritable_out_is_a_usage_error(tmp_path):
-    path = tmp_path / "exp.txt"
-    path.write_text("PARAMETER p\nPOINTS 2 4 8 16 32\nREGION main\nMETRIC time\n" + "DATA 1\n" * 5)
-    result = run_pmkit("model", str(path), "--json", "--out", str(tmp_path / "no" / "such" / "dir.json"))
-    assert result.returncode == 2 and "cannot write --out" in result.stderr
-
-
 def test_a_corrupt_run_in_a_study_is_reported_by_model(tmp_path):
     from pmkit.testing.example_study import generate
 

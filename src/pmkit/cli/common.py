@@ -7,13 +7,22 @@ Heavy modules (numba, scipy, pycubexr) are imported inside the functions that ne
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
+import stat
 import sys
+import tempfile
 import warnings
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
-EXIT_OK, EXIT_INPUT, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+EXIT_OK, EXIT_INPUT, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
+STDOUT = "standard output"
+"""How messages name stdout when writing to it fails."""
 
 
 class Parser(argparse.ArgumentParser):
@@ -51,27 +60,104 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
                         help="prior option, repeatable (see `pmkit plugins --options`)")
 
 
-def open_out(out: Path) -> Any:
-    """``--out FILE`` opened for writing; a path that cannot be written is a usage error naming it."""
-    from pmkit.errors import UsageError
+def check_out(out: Path | None, inputs: Sequence[str | os.PathLike] = ()) -> None:
+    """Refuse ``--out`` naming one of ``inputs`` (a usage error) and a folder that cannot take it.
 
+    Called before the work starts, so a long analysis does not end in an error it could have
+    announced; :func:`output` checks again when it writes.
+    """
+    from pmkit.errors import OutputError, UsageError
+
+    if out is None:
+        return
+    for source in inputs:
+        if _same_file(out, Path(source)):
+            raise UsageError(f"--out {out} is one of the inputs ({source}); choose another file")
+    if out.is_dir():
+        raise OutputError(out, "it is a folder")
+    if not out.exists():
+        folder = Path(os.path.realpath(out)).parent
+        if not folder.is_dir():
+            raise OutputError(out, f"no folder {folder}")
+        if not os.access(folder, os.W_OK):
+            raise OutputError(out, f"folder {folder} is not writable")
+
+
+def _same_file(a: Path, b: Path) -> bool:
     try:
-        return out.open("w", encoding="utf-8")
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+@contextmanager
+def output(out: Path | None, inputs: Sequence[str | os.PathLike] = ()) -> Iterator[TextIO]:
+    """The stream a command writes its result to: stdout, or ``--out FILE`` written whole or not at all.
+
+    A regular file is written to a temporary file in its folder and renamed into place only when
+    the block ends without an exception, so an interrupted or failed render leaves the old file as
+    it was.  A device or pipe (``/dev/null``, ``/dev/stdout``) is written directly.  I/O errors
+    become :class:`~pmkit.errors.OutputError` naming ``out``.
+    """
+    from pmkit.errors import OutputError
+
+    if out is None:
+        try:
+            yield sys.stdout
+            sys.stdout.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as exc:  # stdout redirected to a full disk, say
+            raise OutputError(STDOUT, exc.strerror or str(exc)) from None
+        return
+    check_out(out, inputs)
+    if out.exists() and not stat.S_ISREG(out.stat().st_mode):
+        try:
+            with out.open("w", encoding="utf-8") as handle:
+                yield handle
+        except OSError as exc:
+            raise OutputError(out, exc.strerror or str(exc)) from None
+        return
+    target = Path(os.path.realpath(out))
+    try:
+        fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
     except OSError as exc:
-        raise UsageError(f"cannot write --out {out}: {exc.strerror or exc}") from None
+        raise OutputError(out, exc.strerror or str(exc)) from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            yield handle
+        os.chmod(temporary, _mode_for(target))
+        os.replace(temporary, target)
+    except OSError as exc:
+        _remove(temporary)
+        raise OutputError(out, exc.strerror or str(exc)) from None
+    except BaseException:
+        _remove(temporary)
+        raise
 
 
-def write_text(out: Path, text: str) -> None:
-    with open_out(out) as handle:
-        handle.write(text)
+def _mode_for(target: Path) -> int:
+    """The permissions the written file gets: the old file's, or what the umask gives a new file."""
+    try:
+        return stat.S_IMODE(target.stat().st_mode)
+    except OSError:
+        mask = os.umask(0)
+        os.umask(mask)
+        return 0o666 & ~mask
 
 
-def output_console(out: Path | None, stream: Any = None) -> Any:
+def _remove(path: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(path)
+
+
+def output_console(stream: TextIO, out: Path | None) -> Any:
+    """A console rendering to ``stream``: plain and 160 columns wide for ``--out FILE``, else the terminal's."""
     from rich.console import Console
 
     if out is not None:
-        return Console(file=open_out(out), width=160, no_color=True, highlight=False)
-    return Console(file=stream or sys.stdout, highlight=False)
+        return Console(file=stream, width=160, no_color=True, highlight=False)
+    return Console(file=stream, highlight=False)
 
 
 def stderr() -> Any:
@@ -107,18 +193,21 @@ def plugin_registry(*, quiet: bool = False) -> Any:
     return registry
 
 
-def emit(text: str, out: Path | None) -> None:
-    """Write ``text`` to ``--out FILE``, or to stdout without it."""
-    if out is None:
-        sys.stdout.write(text)
-    else:
-        write_text(out, text)
+def emit(text: str, out: Path | None, inputs: Sequence[str | os.PathLike] = ()) -> None:
+    """Write ``text`` to ``--out FILE`` (whole or not at all), or to stdout without it."""
+    with output(out, inputs) as stream:
+        stream.write(text)
 
 
-def write_json(document: Any, out: Path | None) -> None:
+def write_json(document: Any, out: Path | None, inputs: Sequence[str | os.PathLike] = ()) -> None:
     from pmkit.schema import finite_json
 
-    emit(json.dumps(finite_json(document), indent=2, allow_nan=False) + "\n", out)
+    emit(json.dumps(finite_json(document), indent=2, allow_nan=False) + "\n", out, inputs)
+
+
+def read_files(paths: Sequence[Path], loaded: Sequence[tuple[str, Any]]) -> list[str | Path]:
+    """The inputs given and every file the readers read (a study's runs): what ``--out`` may not name."""
+    return [*paths, *(source for _, experiment in loaded for source in experiment.provenance.sources)]
 
 
 def common_parameters(loaded: list[tuple[str, Any]], command: str) -> tuple[str, ...]:

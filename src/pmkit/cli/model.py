@@ -8,12 +8,15 @@ from typing import Any
 from pmkit.cli.common import (
     EXIT_OK,
     add_input_arguments,
+    check_out,
     common_parameters,
     load_inputs,
     load_prior,
     model_with_prior,
+    output,
     output_console,
     plugin_registry,
+    read_files,
     write_json,
 )
 
@@ -31,6 +34,7 @@ def run_model(args: argparse.Namespace) -> int:
     from pmkit.sdk import DEFAULT_MODELER
     from pmkit.ui.model_table import model_table
 
+    check_out(args.out, args.paths)
     registry = plugin_registry()
     loaded = load_inputs(args, registry)
     parameters = common_parameters(loaded, "model")
@@ -46,14 +50,15 @@ def run_model(args: argparse.Namespace) -> int:
     if args.json:
         pairs = [(source, m) for source, _, models in results for m in models]
         write_json(models_document(parameters, pairs, sources=[s for s, _ in loaded], skipped=args.skipped,
-                                    findings=findings), args.out)
+                                    findings=findings), args.out, read_files(args.paths, loaded))
         return EXIT_OK
-    console = output_console(args.out)
-    for source, experiment, models in results:
-        title = f"{source} — {len(models)} models, parameters {', '.join(experiment.parameters)}"
-        console.print(model_table(models, title=title, show_metric=True))
-    if findings:
-        from pmkit.ui.findings_panel import findings_panel
+    with output(args.out, read_files(args.paths, loaded)) as stream:
+        console = output_console(stream, args.out)
+        for source, experiment, models in results:
+            title = f"{source} — {len(models)} models, parameters {', '.join(experiment.parameters)}"
+            console.print(model_table(models, title=title, show_metric=True))
+        if findings:
+            from pmkit.ui.findings_panel import findings_panel
 
-        console.print(findings_panel(findings))
+            console.print(findings_panel(findings))
     return EXIT_OK

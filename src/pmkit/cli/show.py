@@ -8,13 +8,16 @@ from typing import Any
 from pmkit.cli.common import (
     EXIT_OK,
     add_input_arguments,
+    check_out,
     common_parameters,
     emit,
     load_inputs,
     load_prior,
     model_with_prior,
+    output,
     output_console,
     plugin_registry,
+    read_files,
     write_json,
 )
 
@@ -61,6 +64,7 @@ def run_show(args: argparse.Namespace) -> int:
         raise UsageError(f"--min-share is a percentage between 0 and 100, got {args.min_share:g}")
     if (args.depth is not None and args.depth < 1) or args.top < 1:
         raise UsageError("--depth and --top must be at least 1")
+    check_out(args.out, args.paths)
     registry = plugin_registry()
     options = parse_assignments(args.option)
     min_share = args.min_share / 100
@@ -86,18 +90,21 @@ def run_show(args: argparse.Namespace) -> int:
             results.append((source, experiment, models, report, findings, focus, constraints))
     if args.json:
         return _show_json(args, loaded, results)
+    inputs = read_files(args.paths, loaded)
     if args.markdown:
         emit("\n".join(markdown_report(report, source=source, findings=findings, detail=focus, depth=args.depth,
                                         min_share=min_share, sort=args.sort, top=args.top)
-                        for source, _, _, report, findings, focus, _ in results), args.out)
+                        for source, _, _, report, findings, focus, _ in results), args.out, inputs)
         return EXIT_OK
-    console = output_console(args.out)
-    for n, (source, experiment, models, report, findings, _, constraints) in enumerate(results):
-        if n:
-            console.rule()
-        console.print(show_view(experiment, models, metric=report.metric, target=report.target, depth=args.depth,
-                                min_share=min_share, sort=args.sort, top=args.top, callpath=args.callpath,
-                                findings=findings, measure=args.measure, source=source, constraints=constraints))
+    with output(args.out, inputs) as stream:
+        console = output_console(stream, args.out)
+        for n, (source, experiment, models, report, findings, _, constraints) in enumerate(results):
+            if n:
+                console.rule()
+            console.print(show_view(experiment, models, metric=report.metric, target=report.target,
+                                    depth=args.depth, min_share=min_share, sort=args.sort, top=args.top,
+                                    callpath=args.callpath, findings=findings, measure=args.measure, source=source,
+                                    constraints=constraints))
     return EXIT_OK
 
 
@@ -120,5 +127,5 @@ def _show_json(args: argparse.Namespace, loaded: list, results: list) -> int:
                                findings=findings, extra={"show": shows})
     for entry, prediction in zip(document["models"], predictions, strict=True):
         entry["prediction"] = prediction
-    write_json(document, args.out)
+    write_json(document, args.out, read_files(args.paths, loaded))
     return EXIT_OK

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from pmkit.cli.common import EXIT_OK, emit
+from pmkit.cli.common import EXIT_OK, check_out, emit
 
 
 def add_parser(sub: Any) -> None:
@@ -24,6 +24,7 @@ def add_parser(sub: Any) -> None:
 def run_taint_filter(args: argparse.Namespace) -> int:
     from pmkit.priors.taint import load, score_p_filter
 
+    check_out(args.out, args.paths)
     paths = args.paths[0] if len(args.paths) == 1 else args.paths
-    emit(score_p_filter(load(paths), include_callers=args.include_callers), args.out)
+    emit(score_p_filter(load(paths), include_callers=args.include_callers), args.out, args.paths)
     return EXIT_OK
