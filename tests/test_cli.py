@@ -178,14 +178,3 @@ def test_a_corrupt_run_in_a_study_is_reported_by_model(tmp_path):
     assert "lulesh.p27.r1" in result.stderr and "skipped" in result.stderr
     (skipped,) = json.loads(result.stdout)["skipped"]
     assert "lulesh.p27.r1" in skipped["source"]
-
-
-def test_sdk_takes_a_single_metric_name():
-    from pmkit.experiment import ExperimentBuilder
-    from pmkit.sdk import model
-
-    b = ExperimentBuilder(["p"])
-    for p in (2, 4, 8, 16, 32):
-        b.add_values("main", "time", [p], [float(p)])
-        b.add_values("main", "visits", [p], [1.0])
-    assert [m.metric for m in model(b.build(), metrics="time")] == ["time"]

@@ -8,6 +8,7 @@ import pty
 import re
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +17,7 @@ import pytest
 from pmkit.cli import main
 from pmkit.constraints import Constraint
 from pmkit.hookspecs import hookimpl
+from pmkit.options import Option
 from pmkit.plugins import build_registry
 from pmkit.testing.plugins import using_registry
 
@@ -241,19 +243,19 @@ def test_example_study_at_80_columns(tmp_path):
 
 
 class _GrowthDetector:
-    """Reports every call path whose model grows at least fourfold towards the target, as a detector would."""
+    """Reports every call path whose model grows at least ``factor``-fold towards the target, as a detector would."""
 
     name = "fourfold"
     description = "test detector"
-    options = ()
+    options = (Option("factor", float, 4.0, "growth to report"),)
 
-    def detect(self, experiment, models, **options):
+    def detect(self, experiment, models, *, factor):
         from pmkit.findings import Finding
 
-        return [Finding(self.name, "grows fourfold", callpath=m.callpath, metric=m.metric, severity=1.0, unit="s",
-                        message="seen by the test detector")
+        return [Finding(self.name, f"grows {factor:g}-fold", callpath=m.callpath, metric=m.metric, severity=1.0,
+                        unit="s", message="seen by the test detector")
                 for m in models if m.function is not None and not m.function.is_constant
-                and m.function.evaluate(2048.0) > 4 * m.function.evaluate(512.0)]
+                and m.function.evaluate(2048.0) > factor * m.function.evaluate(512.0)]
 
 
 class _DetectorPlugin:
@@ -266,12 +268,55 @@ def test_findings_panel_and_json_with_a_registered_detector(study, capsys):
     with using_registry(build_registry([_DetectorPlugin()], entry_points=False)):
         assert main(["show", str(study)]) == 0
         text = capsys.readouterr().out
-        assert "Findings (1)" in text and "grows fourfold" in text and "main->solve->halo" in text
+        assert "Findings (1)" in text and "grows 4-fold" in text and "main->solve->halo" in text
         assert main(["show", str(study), "--json"]) == 0
         doc = json.loads(capsys.readouterr().out)
         assert [f["callpath"] for f in doc["findings"]] == ["main->solve->halo"]
         assert main(["show", str(study), "--callpath", "main->init"]) == 0
         assert "No findings." in capsys.readouterr().out  # the detail shows the findings about its call path
+
+
+def test_detector_options_from_the_command_line(study, capsys):
+    with using_registry(build_registry([_DetectorPlugin()], entry_points=False)):
+        assert main(["show", str(study), "--json", "-D", "factor=3"]) == 0
+        titles = {f["callpath"]: f["title"] for f in json.loads(capsys.readouterr().out)["findings"]}
+        assert titles == {"main->solve->halo": "grows 3-fold", "main->init": "grows 3-fold"}
+        assert main(["show", str(study), "--json", "--detector-option", "fourfold.factor=5"]) == 0
+        assert json.loads(capsys.readouterr().out)["findings"][0]["title"] == "grows 5-fold"
+        assert main(["show", str(study), "-D", "reference=ref.json"]) == 2
+        assert "no detector that runs has an option reference; their options: " in capsys.readouterr().err
+        assert main(["show", str(study), "-D", "factor"]) == 2
+        assert "-D expects NAME=VALUE, got 'factor'" in capsys.readouterr().err
+        assert main(["show", str(study), "-D", "fourfold.factor=lots"]) == 2
+        assert "option factor: 'lots' is not a valid float" in capsys.readouterr().err
+
+
+def test_show_runs_the_analysis_once_whatever_the_view(study, capsys, monkeypatch):
+    """One modeling, one scaling report (and one detail) per input, whichever view renders them."""
+    import pmkit.detail
+    import pmkit.scaling
+    import pmkit.sdk
+    from pmkit.modelers.refining import RefiningModeler
+
+    calls: Counter = Counter()
+
+    def counting(name, function):
+        def counted(*args, **kwargs):
+            calls[name] += 1
+            return function(*args, **kwargs)
+        return counted
+
+    monkeypatch.setattr(pmkit.sdk, "analyse", counting("sdk.analyse", pmkit.sdk.analyse))
+    monkeypatch.setattr(pmkit.scaling, "analyse", counting("scaling.analyse", pmkit.scaling.analyse))
+    monkeypatch.setattr(pmkit.detail, "detail", counting("detail", pmkit.detail.detail))
+    monkeypatch.setattr(RefiningModeler, "model", counting("model", RefiningModeler.model))
+    for view in ([], ["--markdown"], ["--json"]):
+        for focus in ([], ["--callpath", "halo"]):
+            calls.clear()
+            assert main(["show", str(study), *view, *focus]) == 0
+            assert "halo" in capsys.readouterr().out
+            expected = {"sdk.analyse": 1, "scaling.analyse": 1, "model": 1, **({"detail": 1} if focus else {})}
+            assert calls == expected, (view, focus)
 
 
 def test_detail_compares_with_models_stored_in_an_extrap_file(capsys):

@@ -80,7 +80,7 @@ class PriorKnowledge(Protocol):
 
     It may also offer ``contradictions(experiment, constrained, unconstrained, constraints)``
     returning :class:`~pmkit.findings.Finding` objects where the data supports what the prior rules
-    out; :func:`pmkit.sdk.prior_contradictions` calls it when present.
+    out; :func:`pmkit.sdk.model_with_prior` calls it when present.
     """
 
     def constraints(self, experiment: Experiment) -> dict[str, Constraint]:

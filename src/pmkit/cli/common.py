@@ -39,7 +39,7 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
                         help="reader option, repeatable (see `pmkit plugins --options`)")
     parser.add_argument("--modeler", metavar="NAME", default=None, help="modeler to use (default: refining)")
     parser.add_argument("--option", "-O", metavar="NAME=VALUE", action="append", default=[],
-                        help="modeler option, repeatable, e.g. -O acceptance=1.5 (see `pmkit plugins --options`)")
+                        help="modeler option, repeatable, e.g. -O acceptance=2 (see `pmkit plugins --options`)")
     parser.add_argument("--metric", metavar="NAME", action="append", default=None,
                         help="model only this metric (repeatable; default: all)")
     parser.add_argument("--measure", choices=("mean", "median", "min", "max"), default="mean",
@@ -205,86 +205,56 @@ def write_json(document: Any, out: Path | None, inputs: Sequence[str | os.PathLi
     emit(json.dumps(finite_json(document), indent=2, allow_nan=False) + "\n", out, inputs)
 
 
-def read_files(paths: Sequence[Path], loaded: Sequence[tuple[str, Any]]) -> list[str | Path]:
-    """The inputs given and every file the readers read (a study's runs): what ``--out`` may not name."""
-    return [*paths, *(source for _, experiment in loaded for source in experiment.provenance.sources)]
+def load_inputs(args: argparse.Namespace, registry: Any) -> Any:
+    """Read every PATH (:func:`pmkit.sdk.read_inputs`); a file that fails is reported on stderr and
+    skipped, and the last error is raised when all fail.  Returns the :class:`pmkit.analysis.Inputs`.
 
-
-def common_parameters(loaded: list[tuple[str, Any]], command: str) -> tuple[str, ...]:
-    """The parameters every input shares; a usage error when two inputs differ."""
+    ``--values``, ``--aggregation`` and ``--metric`` become options of the readers that declare them;
+    the first two are a usage error for a reader without them.
+    """
     from pmkit.errors import UsageError
-
-    parameters = loaded[0][1].parameters
-    for source, experiment in loaded[1:]:
-        if experiment.parameters != parameters:
-            raise UsageError(f"{source} has parameters {list(experiment.parameters)}, but {loaded[0][0]} has "
-                             f"{list(parameters)}; {command} them in separate runs")
-    return parameters
-
-
-def model_with_prior(experiment: Any, knowledge: Any, modeler: str, metrics: Any, args: argparse.Namespace,
-                      registry: Any, options: dict[str, Any]) -> tuple[Any, Any, list[Any]]:
-    """Models of ``experiment`` under the prior's constraints (if any), the constraints, and where the
-    data contradicts the prior."""
-    from pmkit.sdk import model, prior_contradictions
-
-    constraints = knowledge.constraints(experiment) if knowledge is not None else None
-    models = model(experiment, modeler, metrics=metrics, measure=args.measure, constraints=constraints,
-                   registry=registry, **options)
-    contradictions = (prior_contradictions(experiment, knowledge, models, constraints, modeler, metrics=metrics,
-                                           measure=args.measure, registry=registry, **options)
-                      if constraints else [])
-    return models, constraints, contradictions
-
-
-def load_inputs(args: argparse.Namespace, registry: Any) -> list[tuple[str, Any]]:
-    """Read every PATH; a file that fails is reported on stderr and skipped (InputError if all fail)."""
-    from pmkit.errors import InputError, UsageError
     from pmkit.options import parse_assignments
-    from pmkit.sdk import find_reader, read
+    from pmkit.sdk import read_inputs
 
-    given: dict[str, Any] = dict(parse_assignments(args.reader_option))
+    given: dict[str, Any] = dict(parse_assignments(args.reader_option, "-R"))
     shortcuts = {"metrics": ",".join(args.metric) if args.metric else None, "values": args.values,
                  "aggregation": args.aggregation}
-    loaded, failures = [], []
-    for path in args.paths:
-        try:
-            reader = registry.get("reader", args.reader) if args.reader else find_reader(path, registry)
-            declared = {o.name for o in reader.options}
-            options = dict(given)
-            for name, value in shortcuts.items():
-                if value is not None and name in declared:
-                    options.setdefault(name, value)
-                elif value is not None and name != "metrics":
-                    raise UsageError(f"--{name} does not apply to {path}: reader {reader.name} has no such option")
-            loaded.append((str(path), read(path, reader.name, registry=registry, **options)))
-        except InputError as exc:
-            failures.append((str(path), exc))
+
+    def options_for(reader: Any, path: Path) -> dict[str, Any]:
+        declared = {o.name for o in reader.options}
+        options = dict(given)
+        for name, value in shortcuts.items():
+            if value is not None and name in declared:
+                options.setdefault(name, value)
+            elif value is not None and name != "metrics":
+                raise UsageError(f"--{name} does not apply to {path}: reader {reader.name} has no such option")
+        return options
+
+    inputs = read_inputs(args.paths, args.reader, registry=registry, options=options_for)
     err = stderr()
-    if not loaded:
-        for _, exc in failures[:-1]:
+    if not inputs.read:
+        for _, exc in inputs.failed[:-1]:
             say(err, "error", "red", exc)
-        raise failures[-1][1]
-    for _, exc in failures:
+        raise inputs.failed[-1][1]
+    for _, exc in inputs.failed:
         say(err, "error", "red", exc)
-    if failures:
-        say(err, "warning", "yellow", f"{len(failures)} of {len(args.paths)} inputs skipped")
-    args.skipped = [(p, str(e)) for p, e in failures]
-    for _, experiment in loaded:
+    if inputs.failed:
+        say(err, "warning", "yellow", f"{len(inputs.failed)} of {len(args.paths)} inputs skipped")
+    for _, experiment in inputs.read:
         for source, reason in experiment.provenance.skipped:
             say(err, "warning", "yellow", f"skipped {source}: {reason}")
-            args.skipped.append((source, reason))
-    return loaded
+    return inputs
 
 
 def load_prior(args: argparse.Namespace, registry: Any) -> Any:
-    """The knowledge of ``--prior`` (None without it), read by ``--prior-name`` with its options."""
+    """The prior of ``--prior`` (None without it), read by ``--prior-name`` with ``-P`` options and
+    ``--prior-map`` as its ``map`` option."""
     from pmkit.options import parse_assignments
     from pmkit.sdk import load_prior
 
     if args.prior is None:
         return None
-    given: dict[str, Any] = dict(parse_assignments(args.prior_option))
+    given: dict[str, Any] = dict(parse_assignments(args.prior_option, "-P"))
     if args.prior_map:
-        given["map"] = ",".join(args.prior_map)
+        given["map"] = parse_assignments(args.prior_map, "--prior-map")
     return load_prior(args.prior, args.prior_name, registry=registry, **given)

@@ -49,7 +49,7 @@ from pmkit.hookspecs import hookimpl
 from pmkit.modelers.search_inputs import OPTIONS, SeriesData, constraint_of, settings_from
 from pmkit.modelers.single import model_single
 from pmkit.models import Model, ModelSet, Quality
-from pmkit.options import Option, resolve_options
+from pmkit.options import Option, with_defaults
 from pmkit.pmnf import Factor, Function, Term
 from pmkit.series import SeriesBatch
 
@@ -385,8 +385,11 @@ class MultiParameterModeler:
     options: Sequence[Option] = OPTIONS
 
     def model(self, batch: SeriesBatch, **options: Any) -> ModelSet:
-        """Model every series of ``batch``; one-parameter batches get the refining modeler's models."""
-        values = resolve_options(self.options, options, f"modeler {self.name}")
+        """Model every series of ``batch``; one-parameter batches get the refining modeler's models.
+
+        ``options`` come resolved from the SDK; undeclared ones a direct caller leaves out get their defaults.
+        """
+        values = with_defaults(self.options, options)
         if len(batch.parameters) == 1:
             return model_single(batch, values, modeler=self.name)
         return model_multiparameter(batch, values, modeler=self.name)

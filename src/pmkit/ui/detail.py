@@ -9,9 +9,9 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from pmkit.scaling import CallpathDetail
+from pmkit.detail import CallpathDetail
 from pmkit.ui.call_tree import growth_text, model_text
-from pmkit.ui.plot import MeasurementPlot
+from pmkit.ui.plot import MeasurementPlot, plot_data
 from pmkit.ui.quantities import format_growth_factor, format_point, format_share, format_value
 
 
@@ -102,9 +102,10 @@ def predictions_view(detail: CallpathDetail) -> Table:
     table.add_column("value", justify="right", no_wrap=True)
     table.add_column("× now", justify="right", no_wrap=True)
     fitted = detail.row.fitted
-    for point, value in detail.predictions:
+    for prediction in detail.predictions:
+        value = prediction.value
         factor = value / fitted if math.isfinite(fitted) and fitted > 0 else math.nan
-        table.add_row(format_point(point), format_value(value, detail.unit), format_growth_factor(factor))
+        table.add_row(format_point(prediction.point), format_value(value, detail.unit), format_growth_factor(factor))
     return table
 
 
@@ -113,6 +114,7 @@ def detail_view(detail: CallpathDetail, *, plot_height: int = 12) -> Group:
     parts: list[RenderableType] = [summary_view(detail), Text(""), points_view(detail)]
     if detail.predictions:
         parts += [Text(""), predictions_view(detail)]
-    if detail.plot is not None:
-        parts += [Text(""), MeasurementPlot(detail.plot, detail.unit, height=plot_height)]
+    plot = plot_data(detail)
+    if plot is not None:
+        parts += [Text(""), MeasurementPlot(plot, detail.unit, height=plot_height)]
     return Group(*parts)

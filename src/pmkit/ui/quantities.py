@@ -86,6 +86,13 @@ def format_growth_factor(factor: float | None) -> str:
     return f"×{factor:.2g}" if factor < 10 else f"×{factor:.0f}"
 
 
+def format_cell(value: str | float, unit: str = "") -> str:
+    """A cell of a contributed table: text as it is, a number with its unit (:func:`format_value`)."""
+    if isinstance(value, str):
+        return value
+    return format_value(value, unit)
+
+
 def growth_style(level: int | None) -> str:
     """The rich style of a growth level; dim when there is no model."""
     return "dim" if level is None else GROWTH_STYLES.get(level, "bold red")
