@@ -27,6 +27,7 @@ from pmkit.constraints import Constraint
 from pmkit.errors import UsageError
 from pmkit.experiment import Experiment
 from pmkit.findings import Finding
+from pmkit.fitting.leastsquares import smape
 from pmkit.hookspecs import hookimpl
 from pmkit.models import Model, ModelSet
 from pmkit.options import Option, with_defaults
@@ -296,7 +297,7 @@ def contradictions(experiment: Experiment, constrained_models: ModelSet, unconst
         ok = ~np.isnan(means)
         f_free = np.asarray(free.function.evaluate(points[ok]), dtype=float)
         f_shaped = np.asarray(shaped.function.evaluate(points[ok]), dtype=float)
-        s_free, s_shaped = _smape(means[ok], f_free), _smape(means[ok], f_shaped)
+        s_free, s_shaped = float(smape(means[ok], f_free)), float(smape(means[ok], f_shaped))
         needed = max(min_gap, margin * floor)
         if not (s_shaped - s_free >= needed):
             continue
@@ -369,13 +370,6 @@ def _repetition_quality(values: np.ndarray) -> tuple[float, float, np.ndarray] |
         return None
     floor = 100.0 * math.sqrt(2.0 / math.pi) * float(np.median(cv)) / math.sqrt(float(np.median(counts[measured])))
     return float(cv.max()), floor, means
-
-
-def _smape(y: np.ndarray, f: np.ndarray) -> float:
-    with np.errstate(all="ignore"):
-        denom = np.abs(y) + np.abs(f)
-        terms = np.where(denom > 0, 2.0 * np.abs(y - f) / denom, 0.0)
-    return float(100.0 * np.mean(terms))
 
 
 def _rule_text(constraint: Constraint | None) -> str:

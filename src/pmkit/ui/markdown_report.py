@@ -7,7 +7,6 @@ reader can paste one into ``--callpath``; the plot, when a call path is detailed
 from __future__ import annotations
 
 import io
-import math
 from collections.abc import Sequence
 
 from rich.console import Console
@@ -21,10 +20,15 @@ from pmkit.ui.call_tree import prior_notes, visible_rows
 from pmkit.ui.plot import MeasurementPlot, plot_data
 from pmkit.ui.quantities import (
     format_cell,
+    format_change,
+    format_figure,
     format_growth_factor,
     format_number,
     format_point,
+    format_r2,
+    format_severity,
     format_share,
+    format_spread,
     format_value,
 )
 
@@ -99,7 +103,7 @@ def _findings(findings: Sequence[Finding]) -> list[str]:
     for f in findings:
         where = " @ ".join(p for p in (f.callpath, f.location) if p)
         lines.append(f"- **{f.title}**" + (f" ({_code(where)})" if where else "")
-                     + f" — {format_value(f.severity, f.unit)} [{f.detector}]"
+                     + f" — {format_severity(f.severity, f.unit)} [{f.detector}]"
                      + (f": {f.message}" if f.message else ""))
     return lines
 
@@ -168,8 +172,9 @@ def _detail(detail: CallpathDetail) -> list[str]:
         lines += [f"- model: {_code(model.function.pretty_text(4))} (Extra-P: {_code(model.function.extrap_text(6))})",
                   f"- growth: {_growth(row)}, {format_growth_factor(row.growth)} from "
                   f"{format_point(detail.reference)} to {format_point(detail.target)}",
-                  f"- quality: SMAPE {_num(q.smape)} %, adjusted R² {_num(q.adjusted_r2, 4)}, RSS {_num(q.rss)}"
-                  + (f", CV-SMAPE {_num(q.cv_smape)} %" if q.cv_smape is not None else "")
+                  f"- quality: SMAPE {format_figure(q.smape, 3, '%')}, adjusted R² {format_r2(q.adjusted_r2)}, "
+                  f"RSS {format_figure(q.rss)}"
+                  + (f", CV-SMAPE {format_figure(q.cv_smape, 3, '%')}" if q.cv_smape is not None else "")
                   + f" — by {model.modeler or '–'}"]
     else:
         lines.append("- no model" + (f": {'; '.join(model.notes)}" if model is not None and model.notes else ""))
@@ -178,9 +183,9 @@ def _detail(detail: CallpathDetail) -> list[str]:
     lines += [f"- share: {format_share(row.share)} now, {format_share(row.predicted_share)} at the target", ""]
     lines += _table(["point", "reps", "mean", "±", "min", "max", "model", "error"],
                     [[p.label, str(p.repetitions), format_value(p.mean, unit),
-                      "–" if not math.isfinite(p.spread) else f"{p.spread * 100:.1f}%",
+                      format_spread(p.spread),
                       format_value(p.minimum, unit), format_value(p.maximum, unit), format_value(p.fitted, unit),
-                      "–" if not math.isfinite(p.relative_error) else f"{p.relative_error * 100:+.1f}%"]
+                      format_change(p.relative_error)]
                      for p in detail.points], right=(1, 2, 3, 4, 5, 6, 7))
     if detail.predictions:
         lines += ["", *_table(["point", "predicted"], [[format_point(p.point), format_value(p.value, unit)]
@@ -191,10 +196,3 @@ def _detail(detail: CallpathDetail) -> list[str]:
         console.print(MeasurementPlot(plot, unit))
         lines += ["", "```text", *console.export_text().rstrip().splitlines(), "```"]
     return lines
-
-
-def _num(value: float | None, digits: int = 3) -> str:
-    if value is None or not math.isfinite(value):
-        return "–"
-    return f"{value:.{digits}g}"
-

@@ -20,7 +20,7 @@ from rich.text import Text
 
 from pmkit.detail import CallpathDetail
 from pmkit.pmnf import Function
-from pmkit.ui.quantities import format_number, format_value
+from pmkit.ui.quantities import format_number, format_point, format_value
 
 LOG_AXIS_RATIO = 32.0
 """A plot's parameter axis is logarithmic from this ratio of its largest to smallest value on: on a
@@ -260,7 +260,7 @@ class MeasurementPlot:
 
     def _legend(self, indent: int) -> Text:
         d = self.data
-        fixed = f" (at {', '.join(f'{k}={format_number(v)}' for k, v in d.fixed.items())})" if d.fixed else ""
+        fixed = f" (at {format_point(d.fixed)})" if d.fixed else ""
         axes = [name for name, on in ((d.parameter, d.log_x), (self.unit or "value", d.log_y)) if on]
         text = Text(" " * indent)
         text.append("●", STYLES[MEASURED]).append(" mean  ")
