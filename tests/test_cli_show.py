@@ -1,4 +1,6 @@
-"""``pmkit show`` end to end: generated Extra-P text studies, real Cube data, pipes, terminals, JSON, Markdown."""
+"""``pmkit show`` end to end: generated Extra-P text studies, real Cube data, pipes, terminals, JSON, Markdown.
+
+In process (``main([...])``), except where a real terminal is the point."""
 
 from __future__ import annotations
 
@@ -15,7 +17,9 @@ import numpy as np
 import pytest
 
 from pmkit.cli import main
+from pmkit.cli.show import parse_target
 from pmkit.constraints import Constraint
+from pmkit.errors import UsageError
 from pmkit.hookspecs import hookimpl
 from pmkit.options import Option
 from pmkit.plugins import build_registry
@@ -48,15 +52,8 @@ def study(tmp_path_factory) -> Path:
     return file
 
 
-def run(*args: str, columns: int = 80, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    full_env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "NO_COLOR", "TTY_COMPATIBLE")}
-    full_env.update({"COLUMNS": str(columns), "PMKIT_DISABLE_PLUGIN_AUTOLOAD": "1", **(env or {})})
-    return subprocess.run([sys.executable, "-m", "pmkit.cli", *args], capture_output=True, text=True,
-                          env=full_env, timeout=300)
-
-
-def test_show_to_a_pipe_has_no_escape_codes(study):
-    result = run("show", str(study))
+def test_show_to_a_pipe_has_no_escape_codes(study, pmkit_cli):
+    result = pmkit_cli("show", str(study))
     assert result.returncode == 0, result.stderr
     assert ESCAPE not in result.stdout and ESCAPE not in result.stderr
     out = result.stdout
@@ -101,16 +98,16 @@ def test_colour_on_a_terminal_and_none_with_no_color(study):
     assert "halo" in plain
 
 
-def test_wide_terminal_keeps_models_on_one_line(study):
-    result = run("show", str(study), columns=160)
+def test_wide_terminal_keeps_models_on_one_line(study, pmkit_cli):
+    result = pmkit_cli("show", str(study), columns=160)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert all(len(line) <= 160 for line in lines)
     assert any("halo" in line and "p^(3/2)" in line and "p^1.5" in line for line in lines)
 
 
-def test_json_has_the_model_schema_plus_predictions(study):
-    result = run("show", str(study), "--json", "--at", "p=65536")
+def test_json_has_the_model_schema_plus_predictions(study, pmkit_cli):
+    result = pmkit_cli("show", str(study), "--json", "--at", "p=65536")
     assert result.returncode == 0, result.stderr
     doc = json.loads(result.stdout)
     assert doc["schema"] == "pmkit.models/1" and doc["parameters"] == ["p"]
@@ -159,6 +156,16 @@ def test_tree_options(study, capsys):
 def test_usage_errors(study, capsys, args, message):
     assert main(["show", str(study), *args]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_parse_target_checks_names_and_numbers():
+    assert parse_target("p=65536, size=100", ("p", "size")) == {"p": 65536.0, "size": 100.0}
+    assert parse_target(None, ("p",)) == {}
+    for bad, message in (("q=4", "--at names parameter 'q'"), ("p", "--at expects name=value"),
+                         ("p=abc", "is not a number"), ("p=-1", "must be a positive number"), ("p=0", "positive"),
+                         ("p=8,p=16", "--at gives p twice"), ("p=inf", "positive")):
+        with pytest.raises(UsageError, match=message):
+            parse_target(bad, ("p",))
 
 
 def test_missing_input_is_an_input_error(tmp_path, capsys):
@@ -210,11 +217,11 @@ def test_prior_shapes_models_and_is_shown(study, tmp_path, capsys):
         assert "prior fixed has no option map" in capsys.readouterr().err
 
 
-def test_real_cube_study(shared_data):
+def test_real_cube_study(shared_data, pmkit_cli):
     study = shared_data / "cube" / "extrap-mm-single"
     if not study.is_dir():
         pytest.skip(f"{study} is absent")
-    result = run("show", str(study))
+    result = pmkit_cli("show", str(study))
     assert result.returncode == 0, result.stderr
     assert ESCAPE not in result.stdout
     out = result.stdout
@@ -225,12 +232,12 @@ def test_real_cube_study(shared_data):
     assert "Fastest growing towards x=8000" in out
 
 
-def test_example_study_at_80_columns(tmp_path):
+def test_example_study_at_80_columns(tmp_path, pmkit_cli):
     """The README's command on the example study: at 80 columns no column is cut off."""
     from pmkit.testing.example_study import main as write_study
 
     write_study([str(tmp_path / "example-study")])
-    result = run("show", str(tmp_path / "example-study"), columns=80)
+    result = pmkit_cli("show", str(tmp_path / "example-study"), columns=80)
     assert result.returncode == 0, result.stderr
     tree = result.stdout.split("Call tree")[1].split("time is exclusive")[0]
     rows = [line for line in tree.splitlines() if re.search(r"\d%", line)]

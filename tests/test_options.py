@@ -57,7 +57,9 @@ def test_dict_options_parse_pairs_and_take_mappings():
 
 
 def test_with_defaults_fills_what_a_direct_caller_leaves_out():
-    assert with_defaults(DECLARED, {"fast": True}) == {"threshold": 1.5, "fast": True, "measure": "mean"}
+    assert with_defaults(DECLARED, {"fast": True}, "m") == {"threshold": 1.5, "fast": True, "measure": "mean"}
+    with pytest.raises(UsageError, match="modeler x has no option speed; its options: fast, measure, threshold"):
+        with_defaults(DECLARED, {"speed": 1}, "modeler x")
 
 
 DETECTORS = {"kluge": (Option("reference", str, "", "reference run"), Option("q", float, 0.9, "quantile")),

@@ -88,13 +88,23 @@ def parse_pairs(text: str) -> dict[str, str]:
     return out
 
 
-def with_defaults(declared: Sequence[Option], given: Mapping[str, Any]) -> dict[str, Any]:
+def with_defaults(declared: Sequence[Option], given: Mapping[str, Any], owner: str) -> dict[str, Any]:
     """The declared defaults overlaid by ``given``, for a plugin method called directly.
 
     The SDK always passes every declared option, resolved; this fills in the rest for code that
-    calls a plugin object itself (tests, notebooks), without parsing or checking anything again.
+    calls a plugin object itself (tests, notebooks) and refuses names ``owner`` does not declare,
+    without parsing or checking values again.
     """
+    _check_names(declared, given, owner)
     return {**{o.name: o.default for o in declared}, **given}
+
+
+def _check_names(declared: Sequence[Option], given: Mapping[str, Any], owner: str) -> None:
+    names = {o.name for o in declared}
+    unknown = [k for k in given if k not in names]
+    if unknown:
+        known = ", ".join(sorted(names)) or "none"
+        raise UsageError(f"{owner} has no option {', '.join(unknown)}; its options: {known}")
 
 
 def route_options(owners: Mapping[str, Sequence[Option]], given: Mapping[str, Any], kind: str) -> dict[str, dict]:
@@ -127,11 +137,8 @@ def resolve_options(declared: Sequence[Option], given: Mapping[str, Any], owner:
 
     Unknown names raise UsageError listing the options ``owner`` accepts.
     """
+    _check_names(declared, given, owner)
     by_name = {o.name: o for o in declared}
-    unknown = [k for k in given if k not in by_name]
-    if unknown:
-        known = ", ".join(sorted(by_name)) or "none"
-        raise UsageError(f"{owner} has no option {', '.join(unknown)}; its options: {known}")
     values = {o.name: o.default for o in declared}
     for name, value in given.items():
         option = by_name[name]

@@ -39,7 +39,7 @@ class ImbalanceDetector:
 
     def detect(self, experiment: Experiment, models: ModelSet, **options: Any) -> list[Finding]:
         """One finding per imbalanced call path; none when the input has no per-location values."""
-        values = with_defaults(self.options, options)
+        values = with_defaults(self.options, options, f"detector {self.name}")
         threshold, min_share, metric = values["threshold"], values["min_share"], values["imbalance_metric"]
         per_point = (experiment.locations or {}).get(metric)
         if not per_point or all(a is None for a in per_point):

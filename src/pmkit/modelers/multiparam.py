@@ -425,7 +425,7 @@ class MultiParameterModeler:
 
         ``options`` come resolved from the SDK; undeclared ones a direct caller leaves out get their defaults.
         """
-        values = with_defaults(self.options, options)
+        values = with_defaults(self.options, options, f"modeler {self.name}")
         if len(batch.parameters) == 1:
             return model_single(batch, values, modeler=self.name)
         return model_multiparameter(batch, values, modeler=self.name)

@@ -135,7 +135,7 @@ class RefiningModeler:
 
         ``options`` come resolved from the SDK; undeclared ones a direct caller leaves out get their defaults.
         """
-        values = with_defaults(self.options, options)
+        values = with_defaults(self.options, options, f"modeler {self.name}")
         if len(batch.parameters) > 1:
             return model_multiparameter(batch, values, modeler=self.name)
         return model_single(batch, values, modeler=self.name)

@@ -233,7 +233,7 @@ class TaintPrior:
     )
 
     def load(self, path: Path | Sequence[Path], **options: Any) -> TaintKnowledge:
-        values = with_defaults(self.options, options)
+        values = with_defaults(self.options, options, f"prior {self.name}")
         return load(path, map=values["map"], unimportant=values["unimportant"])
 
 
