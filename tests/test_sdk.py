@@ -138,3 +138,19 @@ def test_analyse_with_models_given_skips_modeling():
     assert result.models is models and result.findings is None
     with pytest.raises(UsageError, match="one experiment only"):
         pmkit.analyse([experiment, experiment], models=models)
+    with pytest.raises(UsageError, match="no detector that runs has an option reference; their options: none"):
+        pmkit.analyse(experiment, detectors=[], detector_options={"reference": "ref.json"})
+
+
+def test_analyse_resolves_each_plugin_s_options_once_for_all_inputs(monkeypatch, registry):
+    from pmkit import sdk
+
+    owners = []
+    resolve = sdk.resolve_options
+    monkeypatch.setattr(sdk, "resolve_options", lambda *a: owners.append(a[2]) or resolve(*a))
+    experiments = [sample_experiment(), sample_experiment(seed=1, noise=0.01)]
+    analysis = analyse(experiments, detectors=["kluge", "other"], detector_options={"q": "0.7"},
+                       modeler_options={"termination": "3"}, registry=registry)
+    assert len(analysis.inputs) == 2
+    assert sorted(owners) == ["detector kluge", "detector other", "modeler refining"]
+    assert KLUGE.calls == [{"reference": "", "q": 0.7}] * 2 and OTHER.calls == [{"q": 0.7}] * 2

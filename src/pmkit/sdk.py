@@ -95,17 +95,25 @@ def model(experiment: Experiment, modeler: str = DEFAULT_MODELER, *, metrics: Se
         metrics = [metrics]
     if isinstance(callpaths, str):
         callpaths = [callpaths]
-    obj, values = _modeler(experiment, modeler, metrics, callpaths, measure, registry, options)
+    obj, values = _modeler(modeler, measure, registry, options)
     return _fit(obj, values, experiment, metrics, callpaths, constraints)
 
 
-def _modeler(experiment: Experiment, modeler: str, metrics: Sequence[str] | None, callpaths: Sequence[str] | None,
-             measure: str, registry: Registry | None, options: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
-    """The modeler and its resolved options, after checking metrics, call paths and measure."""
-    registry = registry or get_registry()
-    obj = registry.get("modeler", modeler)
+def _modeler(modeler: str, measure: str, registry: Registry | None,
+             options: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """The modeler and its options, resolved (the user's ``measure`` for a modeler declaring one)."""
+    obj = (registry or get_registry()).get("modeler", modeler)
     if measure not in MEASURES:
         raise UsageError(f"unknown measure {measure!r}; choose one of {', '.join(MEASURES)}")
+    given = dict(options)
+    if any(o.name == "measure" for o in obj.options):
+        given.setdefault("measure", measure)
+    return obj, resolve_options(obj.options, given, f"modeler {obj.name}")
+
+
+def _fit(obj: Any, values: Mapping[str, Any], experiment: Experiment, metrics: Sequence[str] | None,
+         callpaths: Sequence[str] | None, constraints: Mapping[str, Constraint] | None) -> ModelSet:
+    """The modeler's models of the chosen series, after checking that the experiment has them."""
     if metrics:
         missing = [m for m in metrics if m not in experiment.measurements]
         if missing:
@@ -115,14 +123,6 @@ def _modeler(experiment: Experiment, modeler: str, metrics: Sequence[str] | None
         missing = [c for c in callpaths if c not in experiment.callpaths]
         if missing:
             raise UsageError(f"no call path {', '.join(map(repr, missing))} in the experiment")
-    given = dict(options)
-    if any(o.name == "measure" for o in obj.options):
-        given.setdefault("measure", measure)
-    return obj, resolve_options(obj.options, given, f"modeler {obj.name}")
-
-
-def _fit(obj: Any, values: Mapping[str, Any], experiment: Experiment, metrics: Sequence[str] | None,
-         callpaths: Sequence[str] | None, constraints: Mapping[str, Constraint] | None) -> ModelSet:
     batch = SeriesBatch.from_experiment(experiment, metrics, callpaths, dict(constraints) if constraints else None)
     return obj.model(batch, **values)
 
@@ -154,7 +154,12 @@ def model_with_prior(experiment: Experiment, prior: LoadedPrior | None, modeler:
     without constraints and compared; the contradictions are findings.  Without a prior this is
     :func:`model`.
     """
-    obj, values = _modeler(experiment, modeler, metrics, None, measure, registry, options)
+    obj, values = _modeler(modeler, measure, registry, options)
+    return _fit_with_prior(obj, values, experiment, prior, metrics)
+
+
+def _fit_with_prior(obj: Any, values: Mapping[str, Any], experiment: Experiment, prior: LoadedPrior | None,
+                    metrics: Sequence[str] | None) -> tuple[ModelSet, PriorOutcome | None]:
     if prior is None:
         return _fit(obj, values, experiment, metrics, None, None), None
     constraints = prior.constraints(experiment)
@@ -174,13 +179,24 @@ def detect(experiment: Experiment, models: ModelSet, detectors: Sequence[str] | 
     (``**{"kluge.reference": "ref.json"}``) reaches that detector only.  An option none of them
     declares is a UsageError.
     """
+    return _run_detectors(_detectors(detectors, registry, options), experiment, models)
+
+
+def _detectors(detectors: Sequence[str] | None, registry: Registry | None,
+               options: Mapping[str, Any]) -> list[tuple[Any, dict[str, Any]]]:
+    """The selected detectors (default: all registered), each with its options routed and resolved."""
     registry = registry or get_registry()
     names = list(detectors) if detectors is not None else registry.names("detector")
     objects = {name: registry.get("detector", name) for name in names}
     given = route_options({name: obj.options for name, obj in objects.items()}, options, "detector")
+    return [(obj, resolve_options(obj.options, given[name], f"detector {name}")) for name, obj in objects.items()]
+
+
+def _run_detectors(detectors: list[tuple[Any, dict[str, Any]]], experiment: Experiment,
+                   models: ModelSet) -> list[Finding]:
     findings: list[Finding] = []
-    for name, obj in objects.items():
-        findings.extend(obj.detect(experiment, models, **resolve_options(obj.options, given[name], f"detector {name}")))
+    for obj, values in detectors:
+        findings.extend(obj.detect(experiment, models, **values))
     return sorted(findings, key=lambda f: -f.severity)
 
 
@@ -212,22 +228,22 @@ def analyse(inputs: str | os.PathLike | Experiment | Inputs | Sequence[str | os.
         if read.failed:
             raise read.failed[-1][1]
         raise UsageError("nothing to analyse: no input given")
-    if models is not None and len(read.read) != 1:
-        raise UsageError("models= can be given for one experiment only")
-    names = list(detectors) if detectors is not None else registry.names("detector")
+    if models is not None and (len(read.read) != 1 or prior is not None):
+        raise UsageError("models= can be given for one experiment only, and without prior=")
+    fitter = _modeler(modeler, measure, registry, modeler_options or {}) if models is None else None
+    running = _detectors(detectors, registry, detector_options or {})
     results = []
     for source, experiment in read.read:
         chosen = metric or default_metric(experiment)
         fitted, outcome = models, None
-        if fitted is None:
+        if fitter is not None:
             with progress.task(f"modeling {chosen} of {len(experiment.callpaths)} call paths in {source}"):
-                fitted, outcome = model_with_prior(experiment, prior, modeler, metrics=[chosen], measure=measure,
-                                                   registry=registry, **(modeler_options or {}))
+                fitted, outcome = _fit_with_prior(*fitter, experiment, prior, [chosen])
+        assert fitted is not None
         findings = None
-        if names or (outcome is not None and outcome.constraints):
+        if running or (outcome is not None and outcome.constraints):
             with progress.task("running detectors"):
-                found = detect(experiment, fitted, names, registry=registry, **(detector_options or {})) if names \
-                    else []
+                found = _run_detectors(running, experiment, fitted)
             findings = sorted([*found, *(outcome.contradictions if outcome else ())], key=lambda f: -f.severity)
         report = scaling_report(experiment, fitted, chosen, target, measure,
                                 outcome.constraints if outcome is not None else None)
