@@ -400,3 +400,27 @@ def test_shares_use_the_same_non_negative_basis_now_and_then():
     assert report.total_measured == pytest.approx(42.0)
     assert a.share == pytest.approx(32 / 42)
     assert all(r.share <= 1 and (r.predicted_share or 0) <= 1 for r in report.rows)
+
+
+def test_a_contributed_table_is_rendered_by_every_view(sample):
+    """A table a plugin adds to the analysis (a modeler's per-kernel figures, say) shows in all three views."""
+    import json
+
+    from pmkit.analysis import ContributedTable
+    from pmkit.schema import show_document
+
+    experiment, models = sample
+    analysis = analyse_all(experiment, models=models, detectors=[])
+    analysis.inputs[0].tables.append(ContributedTable(
+        "Kernels at the target", ("kernel", "CPI", "memory time"), (("stencil", 1.25, 0.0123), ("halo", 0.8, 2.5)),
+        units=("", "", "s")))
+    console = Console(width=100, record=True, file=io.StringIO(), color_system=None)
+    render_show(console, analysis)
+    text = console.export_text()
+    assert "Kernels at the target" in text and re.search(r"stencil\s+1\.25\s+12\.3 ms", text)
+    markdown = markdown_report(analysis)
+    assert "### Kernels at the target" in markdown and "| stencil | 1.25 | 12.3 ms |" in markdown
+    assert "|---|---:|---:|" in markdown
+    (shown,) = json.loads(json.dumps(show_document(analysis)))["show"]
+    assert shown["tables"] == [{"title": "Kernels at the target", "columns": ["kernel", "CPI", "memory time"],
+                                "units": ["", "", "s"], "rows": [["stencil", 1.25, 0.0123], ["halo", 0.8, 2.5]]}]

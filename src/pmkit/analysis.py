@@ -121,7 +121,7 @@ class PriorOutcome:
 
 
 @dataclass(frozen=True)
-class Table:
+class ContributedTable:
     """A table a plugin contributes to the analysis (a modeler's per-kernel figures, say).
 
     ``rows`` hold text or numbers; a number in a column with a ``units`` entry is shown with that
@@ -157,7 +157,7 @@ class InputAnalysis:
     findings: list[Finding] | None = None
     detail: CallpathDetail | None = None
     prior: PriorOutcome | None = None
-    tables: list[Table] = field(default_factory=list)
+    tables: list[ContributedTable] = field(default_factory=list)
 
     @property
     def metric(self) -> str:

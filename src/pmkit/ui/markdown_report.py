@@ -11,8 +11,7 @@ from collections.abc import Sequence
 
 from rich.console import Console
 
-from pmkit.analysis import Analysis, InputAnalysis
-from pmkit.analysis import Table as ContributedTable
+from pmkit.analysis import Analysis, ContributedTable, InputAnalysis
 from pmkit.detail import CallpathDetail
 from pmkit.findings import Finding
 from pmkit.scaling import RANKING_SHARE, ScalingReport

@@ -13,8 +13,7 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from pmkit.analysis import Analysis, InputAnalysis
-from pmkit.analysis import Table as ContributedTable
+from pmkit.analysis import Analysis, ContributedTable, InputAnalysis
 from pmkit.experiment import Experiment
 from pmkit.scaling import DEFAULT_SCALE_UP, RANKING_SHARE, default_target
 from pmkit.ui.call_tree import call_tree_view
