@@ -14,13 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from pmkit.constraints import Constraint
 from pmkit.detail import CallpathDetail
 from pmkit.errors import InputError, UsageError
 from pmkit.experiment import Experiment
 from pmkit.findings import Finding
+from pmkit.hookspecs import ChecksContradictions
 from pmkit.models import ModelSet
 from pmkit.scaling import ScalingReport
 
@@ -72,21 +73,14 @@ def common_parameters(named: Sequence[tuple[str, Experiment]], verb: str) -> tup
     return first.parameters
 
 
-@runtime_checkable
-class ChecksContradictions(Protocol):
-    """Prior knowledge that can also say where the measurements contradict it."""
-
-    def contradictions(self, experiment: Experiment, constrained: ModelSet, unconstrained: ModelSet,
-                       constraints: Mapping[str, Constraint]) -> list[Finding]: ...
-
-
 @dataclass(frozen=True)
 class LoadedPrior:
     """A prior read from a file by the prior plugin ``name``: what :func:`pmkit.sdk.load_prior` returns.
 
     Passed once to :func:`pmkit.sdk.analyse` (or :func:`pmkit.sdk.model_with_prior`), which asks it
     for each experiment's constraints and, when the knowledge can, for contradictions.
-    ``knowledge`` is the plugin's own object (see :class:`pmkit.hookspecs.PriorKnowledge`).
+    ``knowledge`` is the plugin's own object (see :class:`pmkit.hookspecs.PriorKnowledge` and
+    :class:`pmkit.hookspecs.ChecksContradictions`).
     """
 
     name: str
