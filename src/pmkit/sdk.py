@@ -235,11 +235,11 @@ def analyse(inputs: str | os.PathLike | Experiment | Inputs | Sequence[str | os.
     results = []
     for source, experiment in read.read:
         chosen = metric or default_metric(experiment)
-        fitted, outcome = models, None
-        if fitter is not None:
+        if fitter is None:
+            fitted, outcome = models, None
+        else:
             with progress.task(f"modeling {chosen} of {len(experiment.callpaths)} call paths in {source}"):
                 fitted, outcome = _fit_with_prior(*fitter, experiment, prior, [chosen])
-        assert fitted is not None
         findings = None
         if running or (outcome is not None and outcome.constraints):
             with progress.task("running detectors"):
