@@ -198,7 +198,11 @@ def test_call_tree_depth_sort_and_min_share(sample):
     assert by_name.index("├ init") < by_name.index("├ io") < by_name.index("└ solve")
     assert by_name.index("MPI_Allreduce") < by_name.index("compute") < by_name.index("halo")
     by_growth = render(call_tree_view(report, sort="growth"), 120)
-    assert by_growth.index("init") < by_growth.index("solve")  # ×3.9 before ×1.1
+    # by the fastest growth in each branch, as the default sort uses the branch's share: solve (its halo
+    # grows like p^1.5) before init (p), though solve's own model (log p) grows slower than init's
+    assert by_growth.index("solve") < by_growth.index("init")
+    assert by_growth.index("halo") < by_growth.index("MPI_Allreduce") < by_growth.index("compute")
+    assert "siblings sorted by their branch's fastest growth" in " ".join(by_growth.split())
 
 
 @pytest.mark.parametrize("width", [80, 160])
@@ -330,8 +334,10 @@ def test_markdown_report(sample):
 
 @pytest.mark.parametrize(("value", "unit", "text"), [
     (0.01234, "s", "12.3 ms"), (2.5, "s", "2.50 s"), (3.2e-6, "s", "3.20 µs"), (0.0, "s", "0 s"),
-    (4.2e9, "bytes", "4.20 Gbytes"), (1234.0, "", "1.23 k"), (math.nan, "s", "–"), (0.4641, "", "0.464"),
-    (0.00694, "", "0.00694"), (12.0, "", "12"),
+    (4.2e9, "bytes", "4.20 GB"), (512, "bytes", "512 B"), (1234.0, "", "1.23 k"), (math.nan, "s", "–"),
+    (0.4641, "", "0.464"), (0.00694, "", "0.00694"), (12.0, "", "12"),
+    (16200.0, "#", "16.2 k"), (16200.0, "occ", "16.2 k"), (300.0, "occ", "300"),  # counts: no unit after the prefix
+    (99.97e-6, "sec", "100 µs"), (999.7e-6, "s", "1.00 ms"), (9.9996, "s", "10.0 s"),  # rounded before the prefix
 ])
 def test_format_value(value, unit, text):
     assert format_value(value, unit) == text

@@ -31,7 +31,9 @@ class Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
 
-def add_input_arguments(parser: argparse.ArgumentParser) -> None:
+def add_input_arguments(parser: argparse.ArgumentParser, *,
+                        metric_help: str = "model only this metric (repeatable; default: all)") -> None:
+    """The arguments every command reading inputs shares; ``metric_help`` says what ``--metric`` does there."""
     parser.add_argument("paths", metavar="PATH", nargs="+", type=Path,
                         help="input files or folders (Extra-P text/JSON/JSON Lines/Talpas, Cube study folder, ...)")
     parser.add_argument("--reader", metavar="NAME", help="reader to use (default: the one that recognises the input)")
@@ -40,8 +42,7 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--modeler", metavar="NAME", default=None, help="modeler to use (default: refining)")
     parser.add_argument("--option", "-O", metavar="NAME=VALUE", action="append", default=[],
                         help="modeler option, repeatable, e.g. -O acceptance=2 (see `pmkit plugins --options`)")
-    parser.add_argument("--metric", metavar="NAME", action="append", default=None,
-                        help="model only this metric (repeatable; default: all)")
+    parser.add_argument("--metric", metavar="NAME", action="append", default=None, help=metric_help)
     parser.add_argument("--measure", choices=("mean", "median", "min", "max"), default="mean",
                         help="how repetitions are reduced (default: mean)")
     parser.add_argument("--values", choices=("exclusive", "inclusive"), default=None,
@@ -58,6 +59,9 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
                         help="rename a prior's parameter A to the experiment's B, repeatable")
     parser.add_argument("--prior-option", "-P", metavar="NAME=VALUE", action="append", default=[],
                         help="prior option, repeatable (see `pmkit plugins --options`)")
+    parser.add_argument("--full-names", action="store_true",
+                        help="show region names whole (a C++ function with namespace, return type and parameters) "
+                             "instead of short")
 
 
 def check_out(out: Path | None, inputs: Sequence[str | os.PathLike] = ()) -> None:

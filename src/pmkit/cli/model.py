@@ -53,9 +53,10 @@ def run_model(args: argparse.Namespace) -> int:
         console = output_console(stream, args.out)
         for source, experiment, models in results:
             title = f"{source} — {len(models)} models, parameters {', '.join(experiment.parameters)}"
-            console.print(model_table(models, title=title, show_metric=True))
+            console.print(model_table(models, title=title, show_metric=True, tree=experiment.callpaths,
+                                      full_names=args.full_names))
         if findings:
             from pmkit.ui.findings_panel import findings_panel
 
-            console.print(findings_panel(findings))
+            console.print(findings_panel(findings, full_names=args.full_names))
     return EXIT_OK

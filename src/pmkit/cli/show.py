@@ -47,7 +47,7 @@ def add_parser(sub: Any) -> None:
                             description="Read inputs, model one metric per call path, and show where the program "
                                         "stops scaling: the call tree with models, shares now and at a target "
                                         "scale, the fastest-growing call paths, and findings.")
-    add_input_arguments(p_show)
+    add_input_arguments(p_show, metric_help="the metric to show, once (default: time, else the first)")
     _add_show_arguments(p_show)
     p_show.set_defaults(run=run_show)
 
@@ -86,6 +86,8 @@ def run_show(args: argparse.Namespace) -> int:
 
     if args.metric and len(args.metric) > 1:
         raise UsageError("pmkit show shows one metric at a time; give --metric once")
+    if args.json and args.markdown:
+        raise UsageError("--json and --markdown are two formats of the same output; choose one")
     if not 0 <= args.min_share <= 100:
         raise UsageError(f"--min-share is a percentage between 0 and 100, got {args.min_share:g}")
     if (args.depth is not None and args.depth < 1) or args.top < 1:
@@ -110,7 +112,8 @@ def run_show(args: argparse.Namespace) -> int:
 
 def _render(args: argparse.Namespace, analysis: Any, inputs: list) -> None:
     """Write the analysis as JSON, Markdown or the terminal screen: every view renders the same result."""
-    view = {"depth": args.depth, "min_share": args.min_share / 100, "sort": args.sort, "top": args.top}
+    view = {"depth": args.depth, "min_share": args.min_share / 100, "sort": args.sort, "top": args.top,
+            "full_names": args.full_names}
     if args.json:
         from pmkit.schema import show_document
 

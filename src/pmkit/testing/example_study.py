@@ -19,7 +19,7 @@ Everything else is flat per rank, as weak scaling should be.
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -127,26 +127,38 @@ def run_values(p: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
 def generate(directory: str | Path, processes: Sequence[int] = PROCESSES, repetitions: int = REPETITIONS,
              seed: int = SEED) -> list[Path]:
     """Write the study into ``directory``; returns the files written (the same bytes for the same seed)."""
+    return write_runs(directory, CALLPATHS, run_values, processes, repetitions, seed,
+                      "pmkit example study (Score-P style)")
+
+
+def write_runs(directory: str | Path, callpaths: Sequence[str | Sequence[str]],
+               values: Callable[[int, np.random.Generator], dict[str, np.ndarray]], processes: Sequence[int],
+               repetitions: int, seed: int, creator: str) -> list[Path]:
+    """Write ``DIR/lulesh.p{p}.r{rep}/profile.cubex`` for every process count and repetition, each run's
+    values from ``values(p, rng)``; returns the files written."""
     rng = np.random.default_rng(seed)
     files = []
     for p in processes:
         for rep in range(1, repetitions + 1):
-            values = run_values(p, rng)
             target = Path(directory) / f"lulesh.p{p}.r{rep}" / "profile.cubex"
-            files.append(write_cube(target, CALLPATHS, (TIME, VISITS, BYTES_SENT), values, processes=p,
-                                    creator="pmkit example study (Score-P style)"))
+            files.append(write_cube(target, callpaths, (TIME, VISITS, BYTES_SENT), values(p, rng), processes=p,
+                                    creator=creator))
     return files
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def command(argv: Sequence[str] | None, module: str, doc: str | None, write: Callable[[str], list[Path]]) -> int:
+    """``python -m MODULE DIR``: write a study with ``write(DIR)`` and say so; usage on ``-h``."""
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) != 1 or args[0] in ("-h", "--help"):
-        print("usage: python -m pmkit.testing.example_study DIR\n\n" + (__doc__ or "").strip().split("\n\n")[1],
-              file=sys.stderr)
+        print(f"usage: python -m {module} DIR\n\n" + (doc or "").strip().split("\n\n")[1], file=sys.stderr)
         return 2
-    files = generate(args[0])
+    files = write(args[0])
     print(f"wrote {len(files)} Cube files ({len(PROCESSES)} process counts × {REPETITIONS} repetitions) to {args[0]}")
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return command(argv, "pmkit.testing.example_study", __doc__, generate)
 
 
 if __name__ == "__main__":

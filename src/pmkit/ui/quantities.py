@@ -10,7 +10,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
+from pmkit.names import printable
+
 TIME_UNITS = {"s", "sec", "secs", "second", "seconds"}
+COUNT_UNITS = {"#", "occ", "count", "counts", "number", "visits", "calls"}
+"""Units of counts: a count is written as a number with an SI prefix and no unit (``16.2 k``)."""
+BYTE_UNITS = {"bytes", "byte", "b"}
+"""Units of bytes: written with an SI prefix and ``B`` (``4.20 GB``)."""
 _SMALL = ((1e-3, "m"), (1e-6, "µ"), (1e-9, "n"), (1e-12, "p"))
 _LARGE = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
 
@@ -19,6 +25,7 @@ GROWTH_STYLES = {0: "green", 1: "cyan", 2: "yellow", 3: "dark_orange", 4: "bold 
 
 
 def _digits(value: float) -> str:
+    """Three significant digits, as ``123``, ``12.3`` or ``1.23`` (``value`` is below 1000 after rounding)."""
     magnitude = abs(value)
     if magnitude >= 100:
         return f"{value:.0f}"
@@ -28,17 +35,29 @@ def _digits(value: float) -> str:
 
 
 def format_value(value: float | None, unit: str = "") -> str:
-    """``0.01234, "s"`` → ``"12.3 ms"``; ``4.2e9, "bytes"`` → ``"4.20 G bytes"``; NaN → ``"–"``."""
+    """``0.01234, "s"`` → ``"12.3 ms"``; ``4.2e9, "bytes"`` → ``"4.20 GB"``; ``16200, "occ"`` → ``"16.2 k"``;
+    NaN → ``"–"``.
+
+    Three significant digits with an SI prefix; seconds go down to ps and up to 99999 s, other units
+    up to T.  A unit pmkit does not know is written after the number as it is.
+    """
     if value is None or not math.isfinite(value):
         return "–"
+    value = float(f"{value:.3g}")  # round first, so that 999.7 µs becomes 1.00 ms, not 1000 µs
+    kind = unit.lower()
+    if kind in COUNT_UNITS:
+        unit = ""
+    elif kind in BYTE_UNITS:
+        unit = "B"
+    unit = printable(unit)
     if value == 0:
         return f"0 {unit}".strip()
     magnitude = abs(value)
-    if unit.lower() in TIME_UNITS:
+    if kind in TIME_UNITS:
         if magnitude >= 1e5:
             return f"{value:.3g} s"
         for scale, prefix in _SMALL:
-            if magnitude < scale * 1000 and magnitude >= scale:
+            if scale <= magnitude < scale * 1000:
                 return f"{_digits(value / scale)} {prefix}s"
         if magnitude >= 1:
             return f"{_digits(value)} s"
@@ -48,6 +67,8 @@ def format_value(value: float | None, unit: str = "") -> str:
             if magnitude >= scale * 1000:
                 return f"{value:.3g} {unit}".strip()
             return f"{_digits(value / scale)} {prefix}{unit}".strip()
+    if unit == "B" and float(value).is_integer():
+        return f"{value:.0f} B"
     return f"{value:.3g} {unit}".strip()
 
 
@@ -76,7 +97,7 @@ def format_number(value: float) -> str:
 
 def format_point(point: Mapping[str, float]) -> str:
     """``{"p": 512.0, "size": 30.0}`` → ``"p=512, size=30"``."""
-    return ", ".join(f"{name}={format_number(v)}" for name, v in point.items())
+    return ", ".join(f"{printable(name)}={format_number(v)}" for name, v in point.items())
 
 
 def format_growth_factor(factor: float | None) -> str:
