@@ -430,3 +430,58 @@ def test_a_contributed_table_is_rendered_by_every_view(sample):
     (shown,) = json.loads(json.dumps(show_document(analysis)))["show"]
     assert shown["tables"] == [{"title": "Kernels at the target", "columns": ["kernel", "CPI", "memory time"],
                                 "units": ["", "", "s"], "rows": [["stencil", 1.25, 0.0123], ["halo", 0.8, 2.5]]}]
+
+
+def _spiky():
+    """A study whose ``main->spiky`` has one point three times off its law: the modeler leaves it out."""
+    builder = ExperimentBuilder(["p"], source="spiky.txt")
+    builder.add_metric("time", "s")
+    for p in (2, 4, 8, 16, 32, 64, 128):
+        builder.add_values("main", "time", [p], [1.0 + 0.1 * p])
+        builder.add_values("main->spiky", "time", [p], [(2.0 + 0.05 * p) * (3 if p == 16 else 1)])
+    return builder.build()
+
+
+def test_outlier_removal_is_marked_in_every_view():
+    import json
+
+    from pmkit.schema import show_document
+
+    analysis = analyse_all(_spiky(), detectors=[])
+    spiky = analysis.inputs[0].report.row("main->spiky")
+    assert spiky.model.outliers == ({"p": 16.0},)
+    tree = render(call_tree_view(analysis.inputs[0].report, min_share=0.0), 100)
+    assert re.search(r"spiky\s+2 \+ 0\.05·p ¹", tree)
+    assert "¹ one measured point was left out as an outlier (--callpath shows which)" in " ".join(tree.split())
+    assert "main " in tree and "main ¹" not in tree
+    markdown = markdown_report(analysis, min_share=0.0)
+    assert "`2 + 0.05·p` — one measured point was left out as an outlier" in markdown
+    focus = analyse_all(_spiky(), detectors=[], callpath="spiky")
+    text = render(detail_view(focus.inputs[0].detail), 100)
+    assert re.search(r"^p=16\*\s", text, re.M) and not re.search(r"^p=8\*", text, re.M)
+    assert "* left out as an outlier" in text
+    assert "| p=16 (outlier, left out) |" in markdown_report(focus)
+    document = json.loads(json.dumps(show_document(focus)))
+    model = next(m for m in document["models"] if m["callpath"] == "main->spiky")
+    assert model["outliers"] == [{"p": 16.0}]
+    points = document["show"][0]["detail"]["points"]
+    assert [p["point"]["p"] for p in points if p["left_out"]] == [16.0]
+
+
+def test_plot_ticks_are_round_values():
+    from pmkit.ui.plot import nice_ticks
+    from pmkit.ui.quantities import format_tick
+
+    assert nice_ticks(2.45e-4, 0.505, True) == [1e-3, 1e-2, 1e-1]  # powers of ten on a log axis
+    assert nice_ticks(1.1e-3, 6e-3, True) == [2e-3, 5e-3]  # 1, 2, 5 within one decade
+    assert nice_ticks(1.1e-3, 4.9e-3, True) == [2e-3, 3e-3, 4e-3]  # too few of those: linear steps
+    assert nice_ticks(0, 0.82, False) == [0.0, 0.2, 0.4, 0.6, 0.8]
+    assert nice_ticks(0.2755, 0.2771, False) == [0.2755, 0.276, 0.2765, 0.277]
+    assert [format_tick(v, "s") for v in (1e-3, 2.5e-3, 2e-4, 0.2765, 0.0)] == ["1 ms", "2.5 ms", "200 µs",
+                                                                               "276.5 ms", "0 s"]
+    experiment, models = build()
+    text = render(detail_view(detail(analyse(experiment, models), "main->solve->halo")), 100)
+    labels = [line.split("┤")[0].strip() for line in text.splitlines() if "┤" in line]
+    assert len(labels) >= 2
+    for label in labels:  # one significant digit here (a log axis over decades): 1 s, 10 s, 100 s
+        assert re.fullmatch(r"[125]0* [munµ]?s", label), label

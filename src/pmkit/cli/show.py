@@ -20,6 +20,15 @@ from pmkit.cli.common import (
     write_json,
 )
 
+COLUMNS_LEGEND = (
+    "Columns of the call tree: model — the fitted function of the parameters; growth — its growth class (the "
+    "fastest-growing term: constant, log p, p^0.5, p, p·log p, ...); share now — the call path's part of the total "
+    "at the largest measured point; at P=V — the model's prediction at the target; share then — its part of the "
+    "predicted total.  Ranking: × — predicted ÷ fitted at the largest measured point; then — the prediction at the "
+    "target.  A row marked +N counts its N hidden callees; a superscript refers to a note below the tree.  At a "
+    "narrow width the tree gives up the model column first, then share now, then the prediction; the ranking the "
+    "model, then the prediction, then ×; the caption says which were left out.")
+
 
 def _add_show_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--at", metavar="P=V,...", help="target scale, e.g. p=65536,size=100 (default: 4× the "
@@ -46,7 +55,8 @@ def add_parser(sub: Any) -> None:
     p_show = sub.add_parser("show", help="call tree, scaling ranking and predictions in the terminal",
                             description="Read inputs, model one metric per call path, and show where the program "
                                         "stops scaling: the call tree with models, shares now and at a target "
-                                        "scale, the fastest-growing call paths, and findings.")
+                                        "scale, the fastest-growing call paths, and findings.",
+                            epilog=COLUMNS_LEGEND)
     add_input_arguments(p_show, metric_help="the metric to show, once (default: time, else the first)")
     _add_show_arguments(p_show)
     p_show.set_defaults(run=run_show)

@@ -193,15 +193,15 @@ def break_text(text: str, width: int) -> list[str]:
     lines: list[str] = []
     line = ""
     for token in (t for t in _BREAKS.split(text) if t):
-        while len(token) > width > 0:
-            if line:
-                lines.append(line)
-                line = ""
-            lines.append(token[:width])
-            token = token[width:]
-        if len(line) + len(token.rstrip()) > width and line:
+        stripped = token.rstrip()
+        if line and len(line) + len(stripped) > width:
             lines.append(line.rstrip())
             line = ""
+        if not line and width > 0:
+            while len(stripped) > width:
+                lines.append(stripped[:width])
+                stripped = stripped[width:]
+            token = stripped + token[len(token.rstrip()):]
         line += token
     if line or not lines:
         lines.append(line.rstrip())

@@ -20,7 +20,7 @@ from rich.text import Text
 
 from pmkit.detail import CallpathDetail
 from pmkit.pmnf import Function
-from pmkit.ui.quantities import format_number, format_point, format_value
+from pmkit.ui.quantities import format_number, format_point, format_tick
 
 LOG_AXIS_RATIO = 32.0
 """A plot's parameter axis is logarithmic from this ratio of its largest to smallest value on: on a
@@ -137,6 +137,27 @@ class _Axis:
         return 10 ** v if self.log else v
 
 
+def nice_ticks(low: float, high: float, log: bool, most: int = 5) -> list[float]:
+    """Round values to label an axis from ``low`` to ``high``: powers of ten on a log axis spanning two
+    or more of them, else 1, 2, 5 times a power of ten; at most ``most``, spread over the range."""
+    if not (math.isfinite(low) and math.isfinite(high)) or high <= low:
+        return [low] if math.isfinite(low) else []
+    if log and low > 0:
+        first, last = math.ceil(math.log10(low) - 1e-9), math.floor(math.log10(high) + 1e-9)
+        if last - first >= 1:
+            step = math.ceil((last - first + 1) / most)
+            return [10.0 ** k for k in range(first, last + 1, step)]
+        ticks = [m * 10.0 ** k for k in range(first - 1, last + 1) for m in (1, 2, 5)]
+        ticks = [t for t in ticks if low * (1 - 1e-9) <= t <= high * (1 + 1e-9)]
+        if len(ticks) >= 2:
+            return ticks[:: math.ceil(len(ticks) / most)]
+    raw = (high - low) / (most - 1)
+    power = 10.0 ** math.floor(math.log10(raw))
+    step = min((m * power for m in (1, 2, 5, 10)), key=lambda s: abs(math.log(s / raw)))
+    start = math.ceil(low / step - 1e-9)
+    return [float(f"{k * step:.12g}") for k in range(start, math.floor(high / step + 1e-9) + 1)]
+
+
 class MeasurementPlot:
     """A rich renderable: ``console.print(MeasurementPlot(plot_data(detail), unit="s"))``."""
 
@@ -166,9 +187,11 @@ class MeasurementPlot:
         y_low, y_high = self._y_range()
         rows = self.height
         y_axis = _Axis(y_low, y_high, rows * 4, d.log_y, flip=True)
-        label_rows = {0: "", rows // 2: "", rows - 1: ""}
-        for r in label_rows:
-            label_rows[r] = format_value(y_axis.value(r * 4 + 1.5), self.unit)
+        label_rows = {}
+        for tick in nice_ticks(y_low, y_high, y_axis.log):
+            row = int(y_axis.position(tick) // 4)
+            if 0 <= row < rows and all(abs(row - other) >= 2 for other in label_rows):
+                label_rows[row] = format_tick(tick, self.unit)
         label_width = max(len(d.parameter), *(len(t) for t in label_rows.values()))
         cols = max(10, options.max_width - label_width - 2)
         x_low, x_high = float(min(d.x.min(), d.curve_x.min())), float(max(d.x.max(), d.curve_x.max()))
