@@ -1,4 +1,5 @@
-"""``pmkit show --markdown``: the same views as a Markdown report to paste into an issue or a paper.
+"""``pmkit show --markdown`` and ``pmkit compare --markdown``: the same views as a Markdown report to paste
+into an issue or a paper.
 
 Tables are GitHub-flavoured Markdown; call paths are written in full (in code spans) so that a
 reader can paste one into ``--callpath``; the plot, when a call path is detailed, is a text block.
@@ -12,6 +13,7 @@ from collections.abc import Sequence
 from rich.console import Console
 
 from pmkit.analysis import Analysis, ContributedTable, InputAnalysis
+from pmkit.comparison import CallpathComparison, Comparison
 from pmkit.detail import CallpathDetail
 from pmkit.experiment import CallTree
 from pmkit.findings import Finding
@@ -29,6 +31,7 @@ from pmkit.ui.quantities import (
     format_r2,
     format_severity,
     format_share,
+    format_signed_value,
     format_spread,
     format_value,
 )
@@ -208,3 +211,61 @@ def _detail(detail: CallpathDetail) -> list[str]:
         console.print(MeasurementPlot(plot, unit))
         lines += ["", "```text", *console.export_text().rstrip().splitlines(), "```"]
     return lines
+
+
+def markdown_comparison(comparison: Comparison, *, min_share: float = 0.01, top: int = 5,
+                        full_names: bool = False) -> str:
+    """``pmkit compare --markdown``: both sides, the call paths side by side at the target, what changed
+    growth class, the biggest wins and losses — or each side's detail of one call path."""
+    a, b = comparison.a, comparison.b
+    target = format_point(comparison.target)
+    lines = [f"## {_code(a.source)} and {_code(b.source)} compared at {target}", ""]
+    for side, result in (("A", a), ("B", b)):
+        report = result.report
+        lines.append(f"- {side}: {_code(result.source)}, {printable(report.metric)}"
+                     + (f" ({printable(report.unit)})" if report.unit else "")
+                     + f", predicted total {format_value(report.total_predicted, report.unit)}")
+    if comparison.comparable:
+        lines.append(f"- change of the predicted total: {format_change(comparison.total_change)}")
+    else:
+        lines.append("- different units: changes are in points of each side's predicted total")
+    lines.append("")
+    if any(comparison.details):
+        for side, focus in zip("AB", comparison.details, strict=True):
+            lines += [f"### {side}", ""] + (_detail(focus) if focus is not None else ["No such call path here."])
+            lines.append("")
+        return "\n".join(lines).rstrip() + "\n"
+    names = [display_names(side.experiment.callpaths, full=full_names) for side in (a, b)]
+
+    def rows(selected: Sequence[CallpathComparison], models: bool) -> list[list[str]]:
+        out = []
+        for row in selected:
+            n, side = (0, a) if row.a is not None else (1, b)
+            tree = side.experiment.callpaths
+            cells = [_code(display_path(tree, tree.index(row.callpath), names[n]))]
+            if models:
+                cells += [_model(row.a) if row.a is not None else "–", _model(row.b) if row.b is not None else "–"]
+            growth = [_growth(s) if s is not None else "absent" for s in (row.a, row.b)]
+            change = comparison.change(row)
+            cells += [growth[0] if growth[0] == growth[1] else f"{growth[0]} → {growth[1]}",
+                      format_value(row.a.predicted, a.report.unit) if row.a is not None else "–",
+                      format_value(row.b.predicted, b.report.unit) if row.b is not None else "–",
+                      format_signed_value(change, a.report.unit) if comparison.comparable
+                      else format_change(change), format_change(row.ratio - 1)]
+            out.append(cells)
+        return out
+
+    header = ["call path", "growth A → B", f"A at {target}", f"B at {target}", "change", "B ÷ A"]
+    sections = [(f"Side by side at {target}", comparison.significant(min_share)[0], True),
+                ("Growth class changed", comparison.changed_class(), True),
+                (f"Biggest wins at {target}", comparison.wins(top, min_share), False),
+                (f"Biggest losses at {target}", comparison.losses(top, min_share), False)]
+    for title, selected, models in sections:
+        lines += [f"### {title}", ""]
+        if selected:
+            columns = [header[0], "model A", "model B", *header[1:]] if models else header
+            lines += _table(columns, rows(selected, models), right=tuple(range(len(columns) - 4, len(columns))))
+        else:
+            lines.append("None.")
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"

@@ -66,7 +66,7 @@ def plot_data(detail: CallpathDetail) -> PlotData | None:
     low = np.array([p.minimum for p in line])
     high = np.array([p.maximum for p in line])
     lo_x, hi_x = float(x.min()), max(float(x.max()), detail.target[parameter])
-    log_x = _powers_of_two(x) or (lo_x > 0 and hi_x / lo_x >= LOG_AXIS_RATIO)
+    log_x = powers_of_two(x) or (lo_x > 0 and hi_x / lo_x >= LOG_AXIS_RATIO)
     curve_x = np.geomspace(lo_x, hi_x, CURVE_SAMPLES) if log_x and lo_x > 0 else np.linspace(lo_x, hi_x, CURVE_SAMPLES)
     function = detail.row.model.function if detail.row.model is not None else None
     curve_y = _curve(function, parameter, curve_x, fixed)
@@ -98,7 +98,8 @@ def _log_y(low: np.ndarray, high: np.ndarray, curve_y: np.ndarray, log_x: bool) 
     return bool(len(positive) == len(values) and (ratio > 100 or (log_x and ratio > 10)))
 
 
-def _powers_of_two(values: np.ndarray) -> bool:
+def powers_of_two(values: np.ndarray) -> bool:
+    """Whether the positive ``values`` (two or more) are all powers of two."""
     values = values[values > 0]
     if len(values) < 2:
         return False

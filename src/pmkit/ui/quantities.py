@@ -46,7 +46,7 @@ def format_value(value: float | None, unit: str = "", digits: int = 3) -> str:
         unit = ""
     elif kind in BYTE_UNITS:
         unit = "B"
-    unit = printable(unit)
+    unit = "s" if kind in TIME_UNITS else printable(unit)
     if value == 0:
         return f"0 {unit}".strip()
     magnitude = abs(value)
@@ -68,6 +68,14 @@ def format_value(value: float | None, unit: str = "", digits: int = 3) -> str:
     if "e" in number and magnitude >= 1:  # 150 to one digit is 1.5e+02: write it out
         number = _digits(value, digits)
     return f"{number} {unit}".strip()
+
+
+def format_signed_value(value: float | None, unit: str = "") -> str:
+    """A difference with its sign: ``+1.20 ms``, ``-38.9 ms``; zero as ``0 s``; NaN as ``–``."""
+    text = format_value(value, unit)
+    if value is None or not math.isfinite(value) or value == 0 or text.startswith("-"):
+        return text
+    return "+" + text
 
 
 def format_tick(value: float, unit: str = "") -> str:

@@ -32,9 +32,15 @@ def _ranges(experiment: Experiment) -> str:
     parts = []
     for i, name in enumerate(experiment.parameters):
         values = np.unique(experiment.points[:, i])
+        name = printable(name)
         parts.append(f"{name}={format_number(values[0])}…{format_number(values[-1])}" if len(values) > 1
                      else f"{name}={format_number(values[0])}")
     return ", ".join(parts)
+
+
+def data_summary(experiment: Experiment) -> str:
+    """``7 points p=8…512``: how many points, and the range of each parameter."""
+    return f"{_plural(len(experiment.points), 'point')} {_ranges(experiment)}"
 
 
 MIN_VALUES = 5
@@ -69,8 +75,8 @@ def header_view(result: InputAnalysis) -> Table:
     reader = experiment.provenance.reader
     grid.add_row("input", Text(printable(f"{result.source or ', '.join(experiment.provenance.sources) or '–'}"
                                          + (f" ({reader})" if reader else ""))))
-    grid.add_row("data", f"{_plural(len(experiment.points), 'point')} {_ranges(experiment)} · {reps} · "
-                         f"{_plural(len(experiment.callpaths), 'call path')}")
+    grid.add_row("data", Text(f"{data_summary(experiment)} · {reps} · "
+                              f"{_plural(len(experiment.callpaths), 'call path')}"))
     kind = "inclusive" if report.inclusive else "exclusive"
     modelers = sorted({m.modeler for m in result.models if m.metric == report.metric and m.modeler})
     unit = f"{report.unit}, " if report.unit else ""
