@@ -1,6 +1,7 @@
 """pmkit: empirical performance modeling of parallel programs.
 
-The public SDK: ``read``, ``model``, ``detect``, the core types, and ``hookimpl`` for plugins.
+The public SDK: ``read``, ``model``, ``detect``, per-process models (``PerProcessModel``,
+``predict``), the core types, and ``hookimpl`` for plugins.
 """
 
 from pmkit.constraints import Constraint
@@ -10,12 +11,13 @@ from pmkit.findings import Finding
 from pmkit.hookspecs import hookimpl
 from pmkit.models import Model, ModelSet, Quality
 from pmkit.options import Option
+from pmkit.perprocess import PerProcessModel, predict
 from pmkit.pmnf import Factor, Function, Term
 from pmkit.sdk import detect, model, read
 from pmkit.series import SeriesBatch
 
 __all__ = [
     "CallTree", "Constraint", "EventTable", "Experiment", "ExperimentBuilder", "Factor", "Finding",
-    "Function", "InputError", "Metric", "Model", "ModelSet", "Option", "PmkitError",
-    "Quality", "SeriesBatch", "Term", "UsageError", "detect", "hookimpl", "model", "read",
+    "Function", "InputError", "Metric", "Model", "ModelSet", "Option", "PerProcessModel", "PmkitError",
+    "Quality", "SeriesBatch", "Term", "UsageError", "detect", "hookimpl", "model", "predict", "read",
 ]
