@@ -368,3 +368,41 @@ def test_a_single_cube_file_and_region_name_patterns(tmp_path) -> None:
     # a constant fitted to relative errors: Σ(1/t) / Σ(1/t²) of the per-process times 0.75 and 1.25
     relative_mean = (1 / 0.75 + 1 / 1.25) / (1 / 0.75**2 + 1 / 1.25**2)
     assert calibration.section("wait").coefficients == pytest.approx([relative_mean])
+
+
+def test_parameters_from_score_p_parameter_instrumentation(tmp_path) -> None:
+    """Score-P writes one call-tree node per parameter value; each rank's visits say which value it had."""
+    from pmkit.testing.cubewriter import VISITS
+
+    rng = np.random.default_rng(3)
+    for p in (2, 4, 8):
+        cells = rng.integers(100, 1000, size=p).astype(float)
+        values = sorted(set(cells))
+        paths = ["main", *(f"main->compute[cells={int(v)}]" for v in values), "main->exchange"]
+        time = np.zeros((len(paths), p))
+        visits = np.zeros((len(paths), p))
+        for rank, c in enumerate(cells):
+            row = 1 + values.index(c)
+            time[row, rank] = 2e-6 * c + 1e-4
+            visits[row, rank] = 10
+        if p == 8:  # rank 7 changed its cell count half way: 5 visits at each value -> mean
+            time[1 + values.index(cells[7]), 7] /= 2
+            visits[1 + values.index(cells[7]), 7] = 5
+            time[1, 7] += (2e-6 * values[0] + 1e-4) / 2
+            visits[1, 7] += 5
+        time[-1] = 1e-3
+        write_cube(tmp_path / "study" / f"app.p{p}.r1" / "profile.cubex", paths, [TIME, VISITS],
+                   {"time": time, "visits": visits}, processes=p)
+    (tmp_path / "m.toml").write_text('[parameters]\nper_process = ["cells"]\n[sections.compute]\n'
+                                     'callpaths = ["main->compute"]\nterms = ["cells"]\nfit = "ordinary"\n',
+                                     encoding="utf-8")
+    calibration = PerProcessModel.load(tmp_path / "m.toml").calibrate(tmp_path / "study")
+    assert calibration.parameters.startswith("Score-P parameters in")
+    fit = calibration.section("compute")
+    assert fit.quality.samples == 14 and fit.coefficients == pytest.approx([2e-6, 1e-4], rel=0.05)
+    experiment = pmkit.read(tmp_path / "study")
+    assert experiment.callpaths.paths() == ["main", "main->compute", "main->exchange"]  # the reader merges values
+    (tmp_path / "m.toml").write_text('[parameters]\nper_process = ["atoms"]\n[sections.compute]\n'
+                                     'callpaths = ["main->compute"]\nterms = ["atoms"]\n', encoding="utf-8")
+    with pytest.raises(InputError, match="record them with Score-P's parameter instrumentation"):
+        PerProcessModel.load(tmp_path / "m.toml").calibrate(tmp_path / "study")

@@ -33,6 +33,7 @@ from pmkit.perprocess.tables import ParameterTable, read_table
 
 if TYPE_CHECKING:
     from pmkit.experiment import Experiment
+    from pmkit.perprocess.measured import Measurements
 
 PARAMETERS_FILE = "pmkit-parameters.csv"
 """The parameter table looked for in a study folder when none is given."""
@@ -68,7 +69,7 @@ class PerProcessModel:
         ``data`` is a Cube study (a folder of run folders, a ``.cubex`` file or a manifest), a list
         of them, or an :class:`~pmkit.experiment.Experiment` with per-location values.
         ``parameters`` is the per-process parameter table (default: ``pmkit-parameters.csv`` in the
-        study folder).
+        study folder, else the values Score-P's parameter instrumentation recorded in the Cube files).
         """
         from pmkit.experiment import Experiment
         from pmkit.perprocess.measured import from_experiment, load_studies, study_paths
@@ -80,19 +81,34 @@ class PerProcessModel:
         else:
             paths = study_paths(data)
             measurements = load_studies(paths, [self.spec.metric])
-            parameters = parameters if parameters is not None else default_parameters(paths)
+            if parameters is None:
+                parameters = default_parameters(paths) or self._instrumented(paths, measurements)
         table = parameters if isinstance(parameters, ParameterTable) else read_table(parameters)
         return calibrate(self.spec, measurements, table)
 
+    def _instrumented(self, paths: Sequence[Path], measurements: Measurements) -> ParameterTable:
+        """The model's parameters from Score-P parameter instrumentation in the Cube files, if they have it."""
+        from pmkit.perprocess.cube_parameters import read_parameters
 
-def default_parameters(paths: Sequence[Path]) -> Path:
-    """The ``pmkit-parameters.csv`` of the first study folder that has one; InputError if none has."""
+        per_process, globals_ = self.spec.parameters_used()
+        names = per_process + [g for g in globals_ if g != "p"]
+        where = ", ".join(map(str, paths))
+        table, skipped = read_parameters(measurements.runs, names, f"Score-P parameters in {where}")
+        if table is None:
+            raise InputError(paths[0] if paths else None, f"no per-process parameter values: give a table "
+                             f"(run,rank,PARAMETER,...) with --parameters, put {PARAMETERS_FILE} in the study "
+                             "folder, or record them with Score-P's parameter instrumentation")
+        measurements.skipped.extend(skipped)
+        return table
+
+
+def default_parameters(paths: Sequence[Path]) -> Path | None:
+    """The ``pmkit-parameters.csv`` of the first study folder that has one."""
     for path in paths:
         folder = path if path.is_dir() else path.parent
         if (folder / PARAMETERS_FILE).is_file():
             return folder / PARAMETERS_FILE
-    raise InputError(paths[0] if paths else None, f"no per-process parameter values: give a table (run,rank,"
-                     f"PARAMETER,...) with --parameters, or put {PARAMETERS_FILE} in the study folder")
+    return None
 
 
 def predict(model: PathLike | PerProcessModel, calibrate: Studies | Experiment, scenario: PathLike | ParameterTable,

@@ -73,7 +73,8 @@ def build_runs(spec: ModelSpec, table: ParameterTable, keys: Sequence[str], proc
             column[r, 0] = _global(name, table, key, int(counts[r]), coordinates[r], spec)
         values[name] = column
     runs = RunSet(list(names) if names is not None else list(keys), list(keys), counts, Env(values, mask), table)
-    for name, expression in spec.derived.items():
+    for name in spec.derived_used():
+        expression = spec.derived[name]
         values[name] = evaluate_checked(expression, runs, f"derived parameter {name} = {expression.text}")
     return runs
 

@@ -130,7 +130,18 @@ class ModelSpec:
         return False
 
     def parameters_used(self) -> tuple[list[str], list[str]]:
-        """Per-process and global parameters the derived parameters, sections and total refer to."""
+        """Per-process and global parameters the sections and the total need (directly or through derived ones)."""
+        used = self.names_used()
+        return ([n for n in self.per_process if n in used],
+                [n for n in (P, *self.global_parameters) if n in used or n == P])
+
+    def derived_used(self) -> list[str]:
+        """The derived parameters the sections and the total need, in the order they are evaluated."""
+        used = self.names_used()
+        return [n for n in self.derived if n in used]
+
+    def names_used(self) -> set[str]:
+        """Every name the sections and the total refer to, directly or through derived parameters."""
         used: set[str] = set()
         for section in self.sections:
             used |= section.names
@@ -142,8 +153,7 @@ class ModelSpec:
                 for inner in self.derived[name].names - used:
                     used.add(inner)
                     pending.append(inner)
-        return ([n for n in self.per_process if n in used],
-                [n for n in (P, *self.global_parameters) if n in used or n == P])
+        return used
 
     def to_json(self) -> dict[str, Any]:
         return {

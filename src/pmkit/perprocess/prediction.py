@@ -204,7 +204,7 @@ def predict(calibration: Calibration, scenario: str | os.PathLike | ParameterTab
     for r, name in enumerate(runs.names):
         n = int(runs.processes[r])
         params = {p: np.broadcast_to(np.asarray(runs.env.values[p]), runs.mask.shape)[r, :n]
-                  for p in (*per_process, *spec.derived) if spec.varies(p)}
+                  for p in (*per_process, *spec.derived_used()) if spec.varies(p)}
         predictions.append(RunPrediction(name, n, params, {k: v[r, :n] for k, v in sections.items()},
                                          {k: v[r, :n] for k, v in stderr.items()}, process[r, :n], float(total[r]),
                                          float(np.sqrt(spread[r])), float(balanced[r])))

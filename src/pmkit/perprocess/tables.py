@@ -28,7 +28,7 @@ class TableRun:
     """The rows of one run: per rank, its line and its values (column order of the table)."""
 
     key: str
-    rows: dict[int, tuple[int, np.ndarray]] = field(default_factory=dict)
+    rows: dict[int, tuple[int | None, np.ndarray]] = field(default_factory=dict)
 
     @property
     def processes(self) -> int:
@@ -38,8 +38,10 @@ class TableRun:
         """Whether the ranks are exactly 0 … n-1."""
         return set(self.rows) == set(range(len(self.rows)))
 
-    def first_line(self) -> int:
-        return min(line for line, _ in self.rows.values())
+    def first_line(self) -> int | None:
+        """The run's first line in the file (None for values that came from elsewhere, e.g. Cube files)."""
+        lines = [line for line, _ in self.rows.values() if line is not None]
+        return min(lines) if lines else None
 
 
 @dataclass
