@@ -406,3 +406,13 @@ def test_parameters_from_score_p_parameter_instrumentation(tmp_path) -> None:
                                      'callpaths = ["main->compute"]\nterms = ["atoms"]\n', encoding="utf-8")
     with pytest.raises(InputError, match="record them with Score-P's parameter instrumentation"):
         PerProcessModel.load(tmp_path / "m.toml").calibrate(tmp_path / "study")
+
+
+def test_help_does_not_load_the_per_process_models() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, pmkit.cli\ntry:\n    pmkit.cli.main(['--help'])\nexcept SystemExit:\n    pass\n"
+            "print('pmkit.perprocess' in sys.modules, pmkit.PerProcessModel.__name__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip().splitlines()[-1] == "False PerProcessModel"

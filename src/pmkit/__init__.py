@@ -11,7 +11,6 @@ from pmkit.findings import Finding
 from pmkit.hookspecs import hookimpl
 from pmkit.models import Model, ModelSet, Quality
 from pmkit.options import Option
-from pmkit.perprocess import PerProcessModel, predict
 from pmkit.pmnf import Factor, Function, Term
 from pmkit.sdk import detect, model, read
 from pmkit.series import SeriesBatch
@@ -21,3 +20,12 @@ __all__ = [
     "Function", "InputError", "Metric", "Model", "ModelSet", "Option", "PerProcessModel", "PmkitError",
     "Quality", "SeriesBatch", "Term", "UsageError", "detect", "hookimpl", "model", "predict", "read",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """``PerProcessModel`` and ``predict`` load on first use, so that ``pmkit --help`` stays fast."""
+    if name in ("PerProcessModel", "predict"):
+        from pmkit import perprocess
+
+        return getattr(perprocess, name)
+    raise AttributeError(f"module 'pmkit' has no attribute {name!r}")
