@@ -84,8 +84,8 @@ class PerProcessModeler:
                 quality = Quality(smape=fit.quality.smape, adjusted_r2=fit.quality.adjusted_r2,
                                   cv_smape=fit.quality.loo_smape)
                 samples = fit.quality.samples
-                notes = (f"section {fit.name}: {fit.formula()} per process ({samples} process samples of "
-                         f"{len(fit.callpaths)} call paths)",
+                paths = f"{len(fit.callpaths)} call path{'s' if len(fit.callpaths) > 1 else ''}"
+                notes = (f"section {fit.name}: {fit.formula()} per process ({samples} process samples of {paths})",
                          "a per-process model is a function of each process's parameters, not of "
                          f"{', '.join(batch.parameters)}: predict scenarios with pmkit predict or "
                          "models.calibration.predict(TABLE)", *fit.notes)
