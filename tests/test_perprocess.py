@@ -68,10 +68,10 @@ BASE = imbalance_study.MODEL
      "unknown name 'particle' at column 14 of 'iterations * particle' (did you mean 'particles'?)"),
     (("inclusive = true", "inclusve = true"), 22,
      "unknown key 'inclusve' in [sections.halo] (did you mean 'inclusive'"),
-    (('expression = "max(process)"', 'expression = "process + 1"'), 38, "still has one value per process"),
+    (('expression = "max(process)"', 'expression = "process + 1"'), 39, "still has one value per process"),
     (('cr = "neighbours / 6"', 'cr = "neighbours / volume2"\nvolume2 = "cr * 2"'), 13, "cycle: cr → volume2 → cr"),
-    (('predictor = "pmnf"', 'predictor = "spline"'), 33, "predictor must be one of linear, pmnf"),
-    (('parameter = "p"', ""), 31, "a pmnf predictor needs parameter"),
+    (('predictor = "pmnf"', 'predictor = "spline"'), 34, "predictor must be one of linear, pmnf"),
+    (('parameter = "p"', ""), 32, "a pmnf predictor needs parameter"),
     (('[sections.push]', '[sections.particles]'), 27, "section 'particles' has the name of a per-process parameter"),
     (('surface = ', 'max = '), 12, "parameter name 'max' is reserved"),
     (('terms = ["iterations * volume", "iterations"]', 'terms = ["iterations * compute"]'), 17,
@@ -125,7 +125,7 @@ def test_calibration_recovers_the_laws(calibration) -> None:
     assert halo.callpaths == ["main->step->halo", "main->step->halo->MPI_Waitall"]  # inclusive
     assert halo.formula().startswith("cr × (")
     push = calibration.section("push")
-    assert push.coefficients[0] == pytest.approx(6e-6, rel=0.02)
+    assert push.labels == ["iterations * particles"] and push.coefficients[0] == pytest.approx(6e-6, rel=0.02)
     samples = 2 * 3 * sum(PROCESSES)
     for fit in calibration.sections[:3]:
         assert fit.quality.samples == samples and fit.quality.runs == 2 * 3 * len(PROCESSES)
@@ -206,15 +206,20 @@ def test_fewer_neighbours_at_the_edge_mean_less_halo_time(calibration, example) 
     assert hot.sum() == max(run.processes // 8, 1) and set(run.slowest(int(hot.sum()))) == set(np.flatnonzero(hot))
 
 
-def test_negative_predictions_are_set_to_zero_and_noted(calibration, tmp_path) -> None:
+def test_negative_predictions_are_set_to_zero_and_noted(example, tmp_path) -> None:
+    model = tmp_path / "negative.toml"
+    model.write_text(BASE.replace('terms = ["iterations * particles"]\nintercept = false',
+                                  'terms = ["iterations * particles"]'), encoding="utf-8")
+    calibration = PerProcessModel.load(model).calibrate(example / "balanced")
+    intercept = calibration.section("push").coefficients[-1]
     table = tmp_path / "tiny.csv"
     table.write_text("run,rank,nx,ny,nz,particles,neighbours,iterations\n" +
                      "".join(f"tiny.p2,{r},1,1,1,0,1,50\n" for r in range(2)), encoding="utf-8")
     prediction = calibration.predict(table)
     push = prediction.runs[0].sections["push"]
     assert (push >= 0).all()
-    if calibration.section("push").coefficients[-1] < 0:
-        assert any("negative time, set to 0" in n for n in prediction.notes)
+    assert any("negative time, set to 0" in n for n in prediction.notes) == (intercept < 0)
+    assert (push == 0).all() == (intercept < 0)
 
 
 def test_scenario_runs_must_list_every_rank(calibration, tmp_path) -> None:

@@ -73,6 +73,7 @@ factor = "cr"               # fewer neighbours at the domain's edge, less to exc
 [sections.push]
 callpaths = ["main->step->particles"]
 terms = ["iterations * particles"]
+intercept = false
 
 [sections.sync]
 callpaths = ["MPI_Allreduce"]   # every call path ending in MPI_Allreduce
