@@ -16,7 +16,6 @@ import numpy as np
 import pytest
 
 import pmkit
-from pmkit.cli import main
 from pmkit.errors import InputError, UsageError
 from pmkit.perprocess import PerProcessModel, parse_model, read_table
 from pmkit.testing import imbalance_study
@@ -87,13 +86,13 @@ def test_a_bad_model_file_is_one_error_naming_file_line_and_token(change, line, 
     assert "\n" not in message
 
 
-def test_model_file_errors_in_the_cli_are_one_line_exit_1(tmp_path, capsys) -> None:
+def test_model_file_errors_in_the_cli_are_one_line_exit_1(tmp_path, pmkit_cli) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text(BASE.replace('volume = "nx * ny * nz"', 'volume = "nx ** * ny"'), encoding="utf-8")
-    assert main(["predict", str(bad), "--calibrate", str(tmp_path)]) == 1
-    err = capsys.readouterr().err
-    assert err.splitlines() == [f"error: {bad}, line 11: [derived] volume: unexpected '*' at column 7; a number, a "
-                                "name or '(' was expected in 'nx ** * ny'"]
+    result = pmkit_cli("predict", bad, "--calibrate", tmp_path)
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == [f"error: {bad}, line 11: [derived] volume: unexpected '*' at column 7; a "
+                                          "number, a name or '(' was expected in 'nx ** * ny'"]
 
 
 # --- parameter tables -----------------------------------------------------------------------------------
@@ -262,26 +261,29 @@ def test_validation_against_a_measured_call_path(example, tmp_path) -> None:
 
 # --- command line ---------------------------------------------------------------------------------------
 
-def test_predict_command_at_80_columns(example, capsys, monkeypatch) -> None:
-    monkeypatch.setenv("COLUMNS", "80")
-    assert main(["predict", str(example / "stencil.toml"), "--calibrate", str(example / "balanced"),
-                 "--scenario", str(example / "half3x.csv"), "--measured", str(example / "half3x")]) == 0
-    out = capsys.readouterr().out
-    assert all(len(line) <= 80 for line in out.splitlines()), "wider than 80 columns"
+def predict_args(example: Path, *extra: object) -> list[object]:
+    return ["predict", example / "stencil.toml", "--calibrate", example / "balanced", *extra]
+
+
+def test_predict_command_at_80_columns(example, pmkit_cli) -> None:
+    result = pmkit_cli(*predict_args(example, "--scenario", example / "half3x.csv", "--measured", example / "half3x"))
+    assert result.returncode == 0, result.stderr
+    assert all(len(line) <= 80 for line in result.stdout.splitlines()), "wider than 80 columns"
     for words in ("Calibration", "compute", "cr × (", "stencil.p16.n20", "prediction error: mean",
                   "Slowest 10 of 16 ranks of stencil.p16.n20", "┃ measured"):
-        assert words in out
-    assert main(["predict", str(example / "stencil.toml"), "--calibrate", str(example / "balanced"),
-                 "--scenario", str(example / "hotspot.csv"), "--run", "stencil.p4.n20.hotspot", "--top", "2"]) == 0
-    out = capsys.readouterr().out
-    assert "Slowest 2 of 4 ranks of stencil.p4.n20.hotspot" in out and "error" not in out.split("Scenario")[1]
+        assert words in result.stdout
+    result = pmkit_cli(*predict_args(example, "--scenario", example / "hotspot.csv", "--run", "stencil.p4.n20.hotspot",
+                                     "--top", "2"))
+    assert result.returncode == 0, result.stderr
+    assert "Slowest 2 of 4 ranks of stencil.p4.n20.hotspot" in result.stdout
+    assert "error" not in result.stdout.split("Scenario")[1]
 
 
-def test_predict_json(example, tmp_path) -> None:
+def test_predict_json(example, tmp_path, pmkit_cli) -> None:
     out = tmp_path / "prediction.json"
-    assert main(["predict", str(example / "stencil.toml"), "--calibrate", str(example / "balanced"),
-                 "--scenario", str(example / "half3x.csv"), "--measured", str(example / "half3x"), "--json",
-                 "--out", str(out)]) == 0
+    result = pmkit_cli(*predict_args(example, "--scenario", example / "half3x.csv", "--measured", example / "half3x",
+                                     "--json", "--out", out))
+    assert result.returncode == 0 and result.stdout == "", result.stderr
     document = json.loads(out.read_text())
     assert document["schema"] == "pmkit.perprocess/1"
     sections = {s["name"]: s for s in document["calibration"]["sections"]}
@@ -294,32 +296,43 @@ def test_predict_json(example, tmp_path) -> None:
     assert document["prediction"]["max_error"] == pytest.approx(max(r["error"] for r in runs))
 
 
+def test_predict_out_never_overwrites_an_input_and_writes_whole_files(example, tmp_path, pmkit_cli) -> None:
+    scenario = tmp_path / "scenario.csv"
+    shutil.copy(example / "half3x.csv", scenario)
+    result = pmkit_cli(*predict_args(example, "--scenario", scenario, "--out", scenario))
+    assert result.returncode == 2 and "is one of the inputs" in result.stderr
+    assert scenario.read_text() == (example / "half3x.csv").read_text()
+    table = tmp_path / "view.txt"
+    assert pmkit_cli(*predict_args(example, "--scenario", scenario, "--out", table)).returncode == 0
+    assert "Scenario" in table.read_text() and not list(tmp_path.glob(".view.txt.*"))
+
+
 @pytest.mark.parametrize(("extra", "words"), [
     (["--measured", "x"], "--measured needs --scenario"),
     (["--scenario", "{half3x}", "--run", "nope"], "--run 'nope' is not a run of"),
     (["--top", "0"], "--top must be at least 1"),
 ])
-def test_predict_usage_errors_exit_2(example, capsys, extra, words) -> None:
+def test_predict_usage_errors_exit_2(example, pmkit_cli, extra, words) -> None:
     extra = [e.replace("{half3x}", str(example / "half3x.csv")) for e in extra]
-    assert main(["predict", str(example / "stencil.toml"), "--calibrate", str(example / "balanced"), *extra]) == 2
-    assert words in capsys.readouterr().err
+    result = pmkit_cli(*predict_args(example, *extra))
+    assert result.returncode == 2 and words in result.stderr
 
 
-def test_a_study_without_a_parameter_table_says_how_to_give_one(example, tmp_path, capsys) -> None:
+def test_a_study_without_a_parameter_table_says_how_to_give_one(example, tmp_path, pmkit_cli) -> None:
     study = tmp_path / "study"
     shutil.copytree(example / "half3x", study)
-    assert main(["predict", str(example / "stencil.toml"), "--calibrate", str(study)]) == 1
-    assert "no per-process parameter values: give a table" in capsys.readouterr().err
+    result = pmkit_cli("predict", example / "stencil.toml", "--calibrate", study)
+    assert result.returncode == 1 and "no per-process parameter values: give a table" in result.stderr
 
 
-def test_an_unreadable_run_is_reported_and_skipped(example, tmp_path, capsys) -> None:
+def test_an_unreadable_run_is_reported_and_skipped(example, tmp_path, pmkit_cli) -> None:
     study = tmp_path / "study"
     shutil.copytree(example / "balanced", study)
     (study / "stencil.p2.n12.r1" / "profile.cubex").write_bytes(b"not a cube file")
-    assert main(["predict", str(example / "stencil.toml"), "--calibrate", str(study), "--json"]) == 0
-    captured = capsys.readouterr()
-    assert "warning: left out" in captured.err and "stencil.p2.n12.r1" in captured.err
-    assert json.loads(captured.out)["prediction"] is None
+    result = pmkit_cli("predict", example / "stencil.toml", "--calibrate", study, "--json")
+    assert result.returncode == 0
+    assert "warning: left out" in result.stderr and "stencil.p2.n12.r1" in result.stderr
+    assert json.loads(result.stdout)["prediction"] is None
 
 
 # --- the modeler plugin ---------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from pmkit.cli.common import EXIT_OK, output_console, say, stderr, write_json
+from pmkit.cli.common import EXIT_OK, check_out, output, output_console, say, stderr, write_json
 
 
 def add_parser(sub: Any) -> None:
@@ -48,6 +48,9 @@ def run_predict(args: argparse.Namespace) -> int:
         raise UsageError("--run needs --scenario: it names a run of the scenario table")
     if args.top < 1:
         raise UsageError("--top must be at least 1")
+    given = [args.model, *args.calibrate, *(args.measured or []),
+             *(p for p in (args.parameters, args.scenario) if p is not None)]
+    check_out(args.out, given)
     model = PerProcessModel.load(args.model)
     prediction = None
     with Steps() as steps:
@@ -65,10 +68,12 @@ def run_predict(args: argparse.Namespace) -> int:
         if unknown:
             raise UsageError(f"--run {unknown[0]!r} is not a run of {args.scenario}; its runs: "
                              f"{', '.join(known[:6])}{', …' if len(known) > 6 else ''}")
+    read = [*given, calibration.parameters, *calibration.sources, *(prediction.measured_sources if prediction else [])]
     if args.json:
-        write_json(document(calibration, prediction), args.out)
+        write_json(document(calibration, prediction), args.out, read)
         return EXIT_OK
     from pmkit.ui.prediction import prediction_view
 
-    output_console(args.out).print(prediction_view(calibration, prediction, runs=args.runs, top=args.top))
+    with output(args.out, read) as stream:
+        output_console(stream, args.out).print(prediction_view(calibration, prediction, runs=args.runs, top=args.top))
     return EXIT_OK

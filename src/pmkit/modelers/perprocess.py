@@ -23,7 +23,7 @@ from typing import Any
 from pmkit.errors import InputError, UsageError
 from pmkit.hookspecs import hookimpl
 from pmkit.models import Model, ModelSet, Quality
-from pmkit.options import Option
+from pmkit.options import Option, with_defaults
 from pmkit.series import SeriesBatch
 
 NAME = "perprocess"
@@ -41,16 +41,21 @@ class PerProcessModeler:
     """Calibrates a per-process model file on the batch's experiment; see the module docstring."""
 
     name = NAME
-    description = "Per-process symbolic model (paper 003) calibrated on per-process times: -O model=FILE.toml"
+    description = "Per-process model: code sections calibrated on each process's time; -O model=FILE.toml"
     options: Sequence[Option] = (
         Option("model", str, "", "the per-process model file (TOML, see docs/perprocess.md); required"),
         Option("parameters", str, "", "per-process parameter table, CSV run,rank,NAME,...; required"),
     )
 
-    def model(self, batch: SeriesBatch, model: str = "", parameters: str = "") -> ModelSet:
-        """One model per series; the calibration is attached as ``calibration``."""
+    def model(self, batch: SeriesBatch, **options: Any) -> ModelSet:
+        """One model per series; the calibration is attached as ``calibration``.
+
+        ``options`` come resolved from the SDK; a direct caller's missing ones get their defaults.
+        """
         from pmkit.perprocess import PerProcessModel, read_table
 
+        values = with_defaults(self.options, options, f"modeler {self.name}")
+        model, parameters = str(values["model"]), str(values["parameters"])
         if not model or not parameters:
             raise UsageError("modeler perprocess needs a model file and a parameter table: -O model=FILE.toml "
                              "-O parameters=TABLE.csv (see docs/perprocess.md)")
@@ -64,7 +69,6 @@ class PerProcessModeler:
                 calibration = loaded.calibrate(batch.experiment, table)
             except InputError as exc:
                 problem = str(exc)
-        options = {"model": model, "parameters": parameters}
         owner = {}
         if calibration is not None:
             owner = {path: fit for fit in calibration.sections for path in fit.callpaths}
@@ -89,7 +93,7 @@ class PerProcessModeler:
                          "a per-process model is a function of each process's parameters, not of "
                          f"{', '.join(batch.parameters)}: predict scenarios with pmkit predict or "
                          "models.calibration.predict(TABLE)", *fit.notes)
-            models.append(Model(callpath, metric, None, quality, NAME, options, notes, samples))
+            models.append(Model(callpath, metric, None, quality, NAME, values, notes, samples))
         return PerProcessModels(batch.parameters, models, calibration)
 
 

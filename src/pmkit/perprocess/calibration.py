@@ -217,6 +217,7 @@ def pmnf_columns(parameter: str, x: np.ndarray, y: np.ndarray) -> tuple[list[str
     """
     from pmkit.modelers.search_inputs import OPTIONS
     from pmkit.modelers.single import model_single
+    from pmkit.options import with_defaults
     from pmkit.series import SeriesBatch
 
     distinct, inverse = np.unique(x, return_inverse=True)
@@ -227,7 +228,7 @@ def pmnf_columns(parameter: str, x: np.ndarray, y: np.ndarray) -> tuple[list[str
         values[0, point, filled[point]] = y[sample]
         filled[point] += 1
     batch = SeriesBatch((parameter,), distinct[:, None], values, [parameter], ["time"])
-    model = model_single(batch, {o.name: o.default for o in OPTIONS}, modeler="refining")[0]
+    model = model_single(batch, with_defaults(OPTIONS, {}, "the pmnf predictor"), modeler="refining")[0]
     function = model.function if model.function is not None else Function((parameter,), float(np.nanmean(y)))
     notes = [f"refining search over {len(distinct)} distinct values of {parameter}: {function.pretty_text()}"]
     notes += [n for n in model.notes if "repetition" not in n]
