@@ -36,6 +36,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "pmkit.readers.extrap_experiment",
     "pmkit.modelers.refining",
     "pmkit.modelers.multiparam",
+    "pmkit.modelers.perprocess",
     "pmkit.detectors.imbalance",
 )
 """Modules of the built-in plugins; each has ``@hookimpl(trylast=True)`` register functions."""
