@@ -50,7 +50,7 @@ def example_module(hook: str) -> types.ModuleType:
 
 
 def registered(hook: str) -> list:
-    registry = isolated_registry(example_module(hook))
+    registry = isolated_registry(example_module(hook), builtins=False)
     return registry.all(KIND_OF_HOOK[hook])
 
 

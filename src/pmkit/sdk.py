@@ -2,40 +2,43 @@
 
 ``exp = pmkit.read(path)``, ``models = pmkit.model(exp)``, ``findings = pmkit.detect(exp, models)``.
 Each looks its plugin up in the registry, so third-party readers, modelers, priors and detectors
-are used exactly like the built-ins.
+are used exactly like the built-ins, and calls it through :func:`pmkit.plugins.call`: a plugin that
+raises or returns the wrong type fails as a :class:`~pmkit.errors.PluginError` naming it and its
+package (a detector is skipped with a warning instead).
 """
 
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from pmkit.constraints import Constraint
-from pmkit.errors import InputError, UsageError
+from pmkit.errors import InputError, PluginError, UsageError
 from pmkit.experiment import MEASURES, Experiment
 from pmkit.findings import Finding
 from pmkit.models import ModelSet
 from pmkit.options import resolve_options
-from pmkit.plugins import Registry, get_registry
+from pmkit.plugins import Guarded, PluginWarning, Registry, call, get_registry, returned, sniff
 from pmkit.series import SeriesBatch
 
 DEFAULT_MODELER = "refining"
 
 
 def find_reader(path: str | os.PathLike, registry: Registry | None = None) -> Any:
-    """The first registered reader whose ``sniff`` recognises ``path``; InputError if none does."""
+    """The first reader, in :meth:`Registry.sniff_order`, whose ``sniff`` recognises ``path``; InputError if none.
+
+    A sniff that fails, answers wrongly or takes too long counts as no (see :func:`pmkit.plugins.sniff`).
+    """
     registry = registry or get_registry()
     p = Path(path)
     if not p.exists():
         raise InputError(p, "no such file or directory")
-    for entry in registry.registrations["reader"].values():
-        try:
-            if entry.obj.sniff(p):
-                return entry.obj
-        except Exception:  # a reader's sniff must not stop the others from trying
-            continue
+    for entry in registry.sniff_order():
+        if sniff(registry, entry, p):
+            return entry.obj
     names = ", ".join(registry.names("reader")) or "none"
     raise InputError(p, f"no reader recognises this input (readers: {names}); choose one with --reader")
 
@@ -46,13 +49,16 @@ def read(path: str | os.PathLike, reader: str | None = None, *, registry: Regist
     registry = registry or get_registry()
     p = Path(path)
     if reader is None:
-        obj = find_reader(p, registry)
-    else:
-        obj = registry.get("reader", reader)
-        if not p.exists():
-            raise InputError(p, "no such file or directory")
+        reader = find_reader(p, registry).name
+    elif not p.exists():
+        raise InputError(p, "no such file or directory")
+    entry = registry.entry("reader", reader)
+    obj = entry.obj
     values = resolve_options(obj.options, options, f"reader {obj.name}")
-    experiment = obj.read(p, **values)
+    try:
+        experiment = returned(entry, "read", call(entry, "read", p, **values), Experiment, "an Experiment")
+    except PluginError as exc:
+        raise PluginError(exc.plugin, exc.problem, path=p) from exc.__cause__
     if not experiment.provenance.reader:
         experiment.provenance.reader = obj.name
     return experiment
@@ -68,7 +74,8 @@ def model(experiment: Experiment, modeler: str = DEFAULT_MODELER, *, metrics: Se
     each call path's search space; other keyword arguments are the modeler's declared options.
     """
     registry = registry or get_registry()
-    obj = registry.get("modeler", modeler)
+    entry = registry.entry("modeler", modeler)
+    obj = entry.obj
     if isinstance(metrics, str):
         metrics = [metrics]
     if isinstance(callpaths, str):
@@ -89,7 +96,10 @@ def model(experiment: Experiment, modeler: str = DEFAULT_MODELER, *, metrics: Se
         options.setdefault("measure", measure)
     values = resolve_options(obj.options, options, f"modeler {obj.name}")
     batch = SeriesBatch.from_experiment(experiment, metrics, callpaths, constraints)
-    return obj.model(batch, **values)
+    models = returned(entry, "model", call(entry, "model", batch, **values), ModelSet, "a ModelSet")
+    if len(models) != len(batch):
+        raise PluginError(entry.label, f"model() returned {len(models)} models for {len(batch)} series")
+    return models
 
 
 def load_prior(path: str | os.PathLike, prior: str | None = None, *, registry: Registry | None = None,
@@ -105,8 +115,14 @@ def load_prior(path: str | os.PathLike, prior: str | None = None, *, registry: R
             prior = "taint"
         else:
             prior = names[0]
-    obj = registry.get("prior", prior)
-    return obj.load(Path(path), **resolve_options(obj.options, options, f"prior {obj.name}"))
+    entry = registry.entry("prior", prior)
+    values = resolve_options(entry.obj.options, options, f"prior {entry.name}")
+    knowledge = call(entry, "load", Path(path), **values)
+    if not callable(getattr(knowledge, "constraints", None)):
+        raise PluginError(entry.label, f"load() returned {type(knowledge).__name__}, which has no constraints() "
+                                       "method", path=path)
+    return Guarded(knowledge, entry, {"constraints": (dict, "a dict of call path → Constraint"),
+                                      "contradictions": ((list, tuple), "a list of Findings")})
 
 
 def prior_contradictions(experiment: Experiment, knowledge: Any, models: ModelSet,
@@ -127,12 +143,27 @@ def prior_contradictions(experiment: Experiment, knowledge: Any, models: ModelSe
 
 def detect(experiment: Experiment, models: ModelSet, detectors: Sequence[str] | None = None, *,
            registry: Registry | None = None, **options: Any) -> list[Finding]:
-    """Run the named detectors (default: all registered) and return their findings, worst first."""
+    """Run the named detectors (default: all registered) and return their findings, worst first.
+
+    A detector that raises or returns anything but a list of findings is skipped with a
+    :class:`~pmkit.plugins.PluginWarning` naming it and its package; the others still run.
+    """
     registry = registry or get_registry()
     names = list(detectors) if detectors is not None else registry.names("detector")
     findings: list[Finding] = []
     for name in names:
-        obj = registry.get("detector", name)
+        entry = registry.entry("detector", name)
+        obj = entry.obj
         own = {k: v for k, v in options.items() if k in {o.name for o in obj.options}}
-        findings.extend(obj.detect(experiment, models, **resolve_options(obj.options, own, f"detector {name}")))
+        values = resolve_options(obj.options, own, f"detector {name}")
+        try:
+            found = returned(entry, "detect", call(entry, "detect", experiment, models, **values), (list, tuple),
+                             "a list of Findings")
+            wrong = [type(f).__name__ for f in found if not isinstance(f, Finding)]
+            if wrong:
+                raise PluginError(entry.label, f"detect() returned {wrong[0]} among its findings, not a Finding")
+        except PluginError as exc:
+            warnings.warn(f"{exc}; skipped", PluginWarning, stacklevel=2)
+            continue
+        findings.extend(found)
     return sorted(findings, key=lambda f: -f.severity)

@@ -147,7 +147,7 @@ def test_bad_options_are_usage_errors() -> None:
 
 def test_works_through_the_sdk_with_an_isolated_registry(pmkit_registry, pmkit_sample_experiment) -> None:
     registry = pmkit_registry(pmkit_amdahl)
-    assert registry.names("modeler") == ["amdahl"]
+    assert "amdahl" in registry.names("modeler") and "refining" in registry.names("modeler")
     models = pmkit.model(pmkit_sample_experiment, "amdahl", c_max="2")
     assert len(models) == len(pmkit_sample_experiment.callpaths)
     compute = models.get("main->compute", "time")
