@@ -106,6 +106,7 @@ class Registration:
 
     @property
     def description(self) -> str:
+        """The object's one-line description."""
         return str(getattr(self.obj, "description", ""))
 
     @property
@@ -166,6 +167,7 @@ class Registry:
     """Third-party readers whose sniff ran out of time; not asked again in this process."""
 
     def names(self, kind: str) -> list[str]:
+        """The registered names of ``kind`` (reader, modeler, prior, detector), sorted."""
         return sorted(self.registrations[kind])
 
     def entry(self, kind: str, name: str) -> Registration:
@@ -187,6 +189,7 @@ class Registry:
                       key=lambda r: (not r.builtin, rank.get(r.name, len(rank)) if r.builtin else 0, r.plugin, r.name))
 
     def all(self, kind: str) -> list[Any]:
+        """Every registered object of ``kind``."""
         return [r.obj for r in self.registrations[kind].values()]
 
     def rows(self) -> list[Registration | PluginFailure]:
