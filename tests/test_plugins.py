@@ -129,6 +129,25 @@ BROKEN_PLUGIN = '''
 raise RuntimeError("tiny-broken cannot start: its licence file is missing")
 '''
 
+BOOM_PLUGIN = '''
+"""tiny-boom: a detector that fails every time it is called."""
+import pmkit
+
+
+class Boom:
+    name = "boom"
+    description = "divides by zero"
+    options = ()
+
+    def detect(self, experiment, models):
+        return 1 / 0
+
+
+@pmkit.hookimpl
+def pmkit_register_detectors(register):
+    register(Boom())
+'''
+
 EXITING_PLUGIN = '''
 import sys
 
@@ -248,6 +267,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     make_distribution(folder, "tiny-faulty", "0.1", "tiny_faulty", FAULTY_PLUGIN)
     make_distribution(folder, "tiny-dup", "2.0", "tiny_zdup", DUPLICATE_PLUGIN)
     make_distribution(folder, "tiny-exit", "0.3", "tiny_exit", EXITING_PLUGIN)
+    make_distribution(folder, "tiny-boom", "0.5", "tiny_boom", BOOM_PLUGIN)
     return folder
 
 
@@ -344,6 +364,14 @@ def test_every_command_names_both_plugins_of_a_duplicate_name_and_the_one_used(m
     for result in model_and_show.values():
         assert result.returncode == 0, result.stderr
         assert expected in result.stderr.splitlines(), result.stderr
+
+
+def test_a_detector_failing_when_called_is_skipped_naming_its_package(model_and_show) -> None:
+    shown = model_and_show["show"]
+    assert shown.returncode == 0, shown.stderr
+    assert ("warning: detector 'boom' of plugin tiny-boom 0.5 failed: detect() raised ZeroDivisionError: division by "
+            "zero; skipped") in shown.stderr.splitlines()
+    assert "internal error" not in shown.stderr
 
 
 def test_skipped_objects_are_named_without_calling_the_whole_plugin_skipped(model_and_show) -> None:

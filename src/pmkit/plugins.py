@@ -88,7 +88,7 @@ PLUGIN_FAULTS: tuple[type[BaseException], ...] = (Exception, SystemExit)
 
 
 class PluginWarning(UserWarning):
-    """A plugin failed to load or register; pmkit goes on without it."""
+    """A plugin failed to load or register, or one of its objects failed when called; pmkit goes on without it."""
 
 
 @dataclass(frozen=True)
