@@ -384,3 +384,39 @@ def test_a_failing_builtin_sniff_is_silent_except_under_pmkit_debug(extrap_text,
     (message,) = [str(w.message) for w in loud]
     assert re.match(rf"reader 'cube' of plugin pmkit \S+ \(built-in\): sniff\(\) of {re.escape(str(extrap_text))} "
                     r"raised PermissionError: no entry; taken as no\nTraceback", message)
+
+
+def test_an_object_whose_attributes_raise_is_skipped_alone() -> None:
+    source = '''
+import pmkit
+
+
+class Haunted:
+    description = "raises when looked at"
+    options = ()
+
+    @property
+    def name(self):
+        raise RuntimeError("no name today")
+
+
+class Fine:
+    name = "fine"
+    description = "a detector"
+    options = ()
+
+    def detect(self, experiment, models):
+        return []
+
+
+@pmkit.hookimpl
+def pmkit_register_detectors(register):
+    register(Haunted())
+    register(Fine())
+'''
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PluginWarning)
+        registry = build_registry([plugin_module(source, "tiny_haunted")], builtins=False, entry_points=False)
+    assert registry.names("detector") == ["fine"]
+    assert registry.warnings == ["plugin tiny_haunted: a detector it registered was skipped: looking at it raised "
+                                 "RuntimeError: no name today; its other objects are used"]

@@ -27,7 +27,7 @@ import time
 import traceback
 import warnings
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -312,7 +312,12 @@ def _collect(registry: Registry, pm: pluggy.PluginManager, kind: str, hook_name:
                      f"plugin {_package(plugin, version, builtin)}: its {hook_name} hook raised {_describe(exc)}; "
                      f"{outcome}", builtin=builtin)
         for obj in collected:
-            _add(registry, kind, obj, plugin, version, builtin)
+            try:
+                _add(registry, kind, obj, plugin, version, builtin)
+            except PLUGIN_FAULTS as exc:  # an object whose attributes raise when pmkit looks at them
+                _failure(registry, plugin, version, f"register {kind}s", _describe(exc),
+                         f"plugin {_package(plugin, version, builtin)}: a {kind} it registered was skipped: looking "
+                         f"at it raised {_describe(exc)}; its other objects are used", builtin=builtin)
 
 
 def _add(registry: Registry, kind: str, obj: Any, plugin: str, version: str, builtin: bool) -> None:
@@ -429,8 +434,7 @@ class Guarded:
         value = getattr(self._obj, name)
         if not callable(value):
             return value
-        shim = Registration(self._entry.kind, self._entry.name, self._obj, self._entry.plugin, self._entry.version,
-                            self._entry.builtin)
+        shim = replace(self._entry, obj=self._obj)
 
         def method(*args: Any, **kwargs: Any) -> Any:
             result = call(shim, name, *args, **kwargs)
