@@ -17,14 +17,16 @@ import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pmkit.analysis import InputAnalysis, Inputs, LoadedPrior, common_parameters
 from pmkit.detail import CallpathDetail, detail
 from pmkit.errors import UsageError
 from pmkit.experiment import Experiment
-from pmkit.plugins import Registry
 from pmkit.scaling import DEFAULT_SCALE_UP, CallpathScaling
+
+if TYPE_CHECKING:
+    from pmkit.plugins import Registry
 
 Input = str | os.PathLike | Experiment | tuple[str, Experiment]
 """One side: a path, an experiment, or an experiment with the name to show for it."""
