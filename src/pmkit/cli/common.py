@@ -245,10 +245,14 @@ def stderr() -> Any:
 
 def say(console: Any, label: str, style: str, message: object) -> None:
     """Print ``label: message`` with the message as plain text: file and call path names may hold
-    brackets, which rich would otherwise take for markup."""
+    brackets, which rich would otherwise take for markup, and control characters, which are shown
+    escaped (:func:`pmkit.names.printable`) so that a name cannot recolour or retitle the terminal."""
     from rich.text import Text
 
-    console.print(Text.assemble((f"{label}:", style), " ", str(message)), highlight=False)
+    from pmkit.names import printable
+
+    text = "\n".join(printable(line) for line in str(message).split("\n"))
+    console.print(Text.assemble((f"{label}:", style), " ", text), highlight=False)
 
 
 def plugin_registry(*, quiet: bool = False) -> Any:

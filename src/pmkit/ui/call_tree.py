@@ -14,7 +14,7 @@ from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 from rich.text import Text
 
-from pmkit.names import display_names
+from pmkit.names import display_names, printable
 from pmkit.scaling import RANKING_SHARE, CallpathScaling, ScalingReport
 from pmkit.ui.layout import (
     Column,
@@ -69,7 +69,7 @@ def model_pieces(row: CallpathScaling, digits: int = 3) -> list[list[Piece]]:
     if row.model.function is None:
         note = row.model.notes[0] if row.model.notes else "no reason given"
         return [[(word, "dim yellow") for word in word_pieces(note if "model" in note else f"no model: {note}")]]
-    return [[(term, "") for term in term_pieces(row.model.function.pretty_text(digits))]]
+    return [[(term, "") for term in term_pieces(printable(row.model.function.pretty_text(digits)))]]
 
 
 def model_text(row: CallpathScaling, digits: int = 3) -> Text:
@@ -84,7 +84,7 @@ def growth_text(row: CallpathScaling) -> Text:
     """The growth class label in its colour; ``–`` without a model."""
     if row.growth_class is None or not row.has_model:
         return Text("–", style="dim")
-    return Text(row.growth_class.label, style=growth_style(row.growth_class.level))
+    return Text(printable(row.growth_class.label), style=growth_style(row.growth_class.level))
 
 
 def _significant(row: CallpathScaling, min_share: float) -> bool:
@@ -200,7 +200,7 @@ class CallTreeView:
         order = {"share": f"{branch}share then", "growth": f"{branch}fastest growth", "name": "name"}[self.sort]
         caption = (f"share now: of the total at {format_point(report.reference)} · {target_header(report)}: "
                    f"predicted · share then: of the predicted total\n"
-                   f"{report.metric} is {kind}; siblings sorted by {order}")
+                   f"{printable(report.metric)} is {kind}; siblings sorted by {order}")
         if any(r is not None and r.predicted < 0 for r, *_ in self.rows):
             caption += "; ! the model is negative at the target: it does not hold that far"
         if not report.inclusive and any(hidden for _, _, hidden, _ in self.rows):

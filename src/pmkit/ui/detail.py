@@ -38,7 +38,7 @@ def summary_view(detail: CallpathDetail) -> Table:
     grid.add_row("model", model_text(row, digits=4))
     model = row.model
     if model is not None and model.function is not None:
-        grid.add_row("as text", Text(model.function.extrap_text(6), style="dim"))
+        grid.add_row("as text", Text(printable(model.function.extrap_text(6)), style="dim"))
         span = f"  {format_growth_factor(row.growth)} from {format_point(detail.reference)} to " \
                f"{format_point(detail.target)}"
         grid.add_row("growth", growth_text(row).append(span, style=""))
@@ -55,7 +55,7 @@ def summary_view(detail: CallpathDetail) -> Table:
     for stored in detail.stored:
         function = stored.model.function
         text = Text(f"{printable(stored.name)}: ", style="bold")
-        text.append(function.pretty_text() if function is not None
+        text.append(printable(function.pretty_text()) if function is not None
                     else printable("no model: " + "; ".join(stored.model.notes)))
         if function is not None:
             text.append(f"  ({format_figure(stored.at_target)} at {format_point(detail.target)})", style="dim")
@@ -82,7 +82,7 @@ def points_view(detail: CallpathDetail) -> Table:
         error = Text(format_change(p.relative_error))
         if math.isfinite(p.relative_error) and abs(p.relative_error) > max(0.1, 2 * _or_zero(p.spread)):
             error.stylize("yellow")
-        table.add_row(p.label + ("*" if p.left_out else ""), str(p.repetitions), format_value(p.mean, unit),
+        table.add_row(printable(p.label) + ("*" if p.left_out else ""), str(p.repetitions), format_value(p.mean, unit),
                       format_spread(p.spread),
                       format_value(p.minimum, unit), format_value(p.maximum, unit),
                       format_value(p.fitted, unit), error)

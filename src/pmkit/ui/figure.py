@@ -71,7 +71,7 @@ def detail_figure(details: Sequence[tuple[str, CallpathDetail | None]], *, title
         if function is not None and np.isfinite(data.curve_y).any():
             inside = data.curve_x <= data.measured_until * (1 + 1e-9)
             axes.plot(data.curve_x[inside], data.curve_y[inside], color=colour,
-                      label=f"{prefix}model {function.pretty_text(3)}")
+                      label=f"{prefix}model {printable(function.pretty_text(3))}")
             beyond = np.flatnonzero(~inside)
             if beyond.size:
                 start = max(beyond[0] - 1, 0)

@@ -53,7 +53,7 @@ def _model(row) -> str:
 
 
 def _growth(row) -> str:
-    return "–" if row.growth_class is None or not row.has_model else row.growth_class.label
+    return "–" if row.growth_class is None or not row.has_model else printable(row.growth_class.label)
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[int] = ()) -> list[str]:

@@ -53,7 +53,7 @@ class ModelTable:
                 reason = printable("; ".join(model.notes) or "unknown reason")
                 texts.append([[(word, "yellow") for word in f"no model: {reason}".split()]])
             else:
-                paragraphs = [[(term, "") for term in term_pieces(model.function.pretty_text())]]
+                paragraphs = [[(term, "") for term in term_pieces(printable(model.function.pretty_text()))]]
                 paragraphs += [[(word, "dim") for word in printable(note).split()] for note in model.notes]
                 texts.append(paragraphs)
         functions = [t[:1] for t in texts]

@@ -19,6 +19,7 @@ from rich.style import Style
 from rich.text import Text
 
 from pmkit.detail import CallpathDetail
+from pmkit.names import printable
 from pmkit.pmnf import Function
 from pmkit.ui.quantities import format_number, format_point, format_tick
 
@@ -193,7 +194,8 @@ class MeasurementPlot:
             row = int(y_axis.position(tick) // 4)
             if 0 <= row < rows and all(abs(row - other) >= 2 for other in label_rows):
                 label_rows[row] = format_tick(tick, self.unit)
-        label_width = max(len(d.parameter), *(len(t) for t in label_rows.values()))
+        parameter = printable(d.parameter)
+        label_width = max(len(parameter), *(len(t) for t in label_rows.values()))
         cols = max(10, options.max_width - label_width - 2)
         x_low, x_high = float(min(d.x.min(), d.curve_x.min())), float(max(d.x.max(), d.curve_x.max()))
         x_axis = _Axis(x_low, x_high, cols * 2, d.log_x)
@@ -234,7 +236,7 @@ class MeasurementPlot:
             yield Segment.line()
         yield Segment(" " * label_width + " └" + "─" * cols, Style(dim=True))
         yield Segment.line()
-        yield Segment(d.parameter.rjust(label_width) + "  " + self._x_labels(x_axis, cols), Style(dim=True))
+        yield Segment(parameter.rjust(label_width) + "  " + self._x_labels(x_axis, cols), Style(dim=True))
         yield Segment.line()
         yield from console.render(self._legend(label_width + 2), options)
 
@@ -285,7 +287,7 @@ class MeasurementPlot:
     def _legend(self, indent: int) -> Text:
         d = self.data
         fixed = f" (at {format_point(d.fixed)})" if d.fixed else ""
-        axes = [name for name, on in ((d.parameter, d.log_x), (self.unit or "value", d.log_y)) if on]
+        axes = [printable(name) for name, on in ((d.parameter, d.log_x), (self.unit or "value", d.log_y)) if on]
         text = Text(" " * indent)
         text.append("●", STYLES[MEASURED]).append(" mean  ")
         text.append("⡇", STYLES[RANGE]).append(" min–max  ")
