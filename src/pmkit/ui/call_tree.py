@@ -20,7 +20,7 @@ from pmkit.ui.layout import (
     Column,
     Piece,
     break_text,
-    longest_token,
+    longest_word,
     one_line,
     term_pieces,
     widest,
@@ -221,7 +221,7 @@ class CallTreeView:
         models = [c[0] if c is not None else blank for c in cells]
         others = [list(c[1:]) if c is not None else [Text("")] * 4 for c in cells]
         natural = max((len(guide) + len(name) + len(suffix) for guide, name, _, suffix in labels), default=9)
-        whole = max((len(guide) + longest_token(name) + len(suffix) for guide, name, _, suffix in labels), default=9)
+        whole = max((len(guide) + longest_word(name) + len(suffix) for guide, name, _, suffix in labels), default=9)
         deepest = max((len(guide) for guide, *_ in labels), default=0)
         room = None if width is None else max(int(width * PATH_SHARE), 24)
         path = Column("call path", lambda w: [_label_text(*label, w) for label in labels], natural,

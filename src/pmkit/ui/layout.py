@@ -184,15 +184,35 @@ def one_line(paragraphs: Sequence[Sequence[Piece]]) -> int:
     return max((sum(len(t) for t, _ in pieces) + max(len(pieces) - 1, 0) for pieces in paragraphs), default=0)
 
 
+_ELEMENTS = re.compile(r"(?<=->)")
 _BREAKS = re.compile(r"(?<=->)|(?<=::)|(?<=, )|(?<= )|(?<=\()")
 
 
 def break_text(text: str, width: int) -> list[str]:
-    """``text`` in lines of at most ``width``, broken after ``->``, ``::``, a space or ``(`` where it can,
-    and folded inside a word only where a word is wider than ``width``."""
+    """``text`` in lines of at most ``width``: broken after ``->`` between call path elements, an element
+    wider than a line after ``::``, a space or ``(``, and folded inside a word only where a word is wider
+    than ``width``."""
     lines: list[str] = []
     line = ""
-    for token in (t for t in _BREAKS.split(text) if t):
+    for element in (e for e in _ELEMENTS.split(text) if e):
+        if line and len(line) + len(element.rstrip()) > width:
+            lines.append(line.rstrip())
+            line = ""
+        if not line and len(element.rstrip()) > width:
+            *full, line = _pack(_BREAKS.split(element), width)
+            lines += full
+        else:
+            line += element
+    if line or not lines:
+        lines.append(line.rstrip())
+    return lines
+
+
+def _pack(tokens: list[str], width: int) -> list[str]:
+    """Tokens packed greedily into lines of at most ``width``, a token wider than that folded."""
+    lines: list[str] = []
+    line = ""
+    for token in (t for t in tokens if t):
         stripped = token.rstrip()
         if line and len(line) + len(stripped) > width:
             lines.append(line.rstrip())
@@ -203,11 +223,22 @@ def break_text(text: str, width: int) -> list[str]:
                 stripped = stripped[width:]
             token = stripped + token[len(token.rstrip()):]
         line += token
-    if line or not lines:
-        lines.append(line.rstrip())
-    return lines
+    return [*lines, line]
 
 
 def longest_token(text: str) -> int:
-    """The widest piece :func:`break_text` would keep whole."""
+    """The widest piece :func:`break_text` keeps whole however narrow the line."""
     return max((len(t.rstrip()) for t in _BREAKS.split(text) if t), default=0)
+
+
+_WORDS = re.compile(r"(?<=, )|(?<= )|(?<=\()")
+
+
+def longest_word(text: str) -> int:
+    """The widest piece of ``text`` between spaces and after ``(``: a C++ name with its scope stays whole."""
+    return max((len(t.rstrip()) for t in _WORDS.split(text) if t), default=0)
+
+
+def longest_element(text: str) -> int:
+    """The widest call path element of ``text`` (between ``->``), one with spaces (a signature) by its widest word."""
+    return max((longest_word(e) for e in _ELEMENTS.split(text) if e), default=0)

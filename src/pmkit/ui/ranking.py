@@ -9,7 +9,7 @@ from rich.text import Text
 from pmkit.names import display_names, display_path
 from pmkit.scaling import ScalingReport
 from pmkit.ui.call_tree import growth_text, model_pieces, value_text
-from pmkit.ui.layout import Column, break_text, longest_token, one_line, widest, wrap
+from pmkit.ui.layout import Column, break_text, longest_element, longest_token, one_line, widest, wrap
 from pmkit.ui.layout import table as layout_table
 from pmkit.ui.quantities import format_growth_factor, format_point, format_share
 
@@ -46,9 +46,9 @@ class RankingView:
         models = [model_pieces(row) for row in rows]
         columns = [
             fixed_column("#", [Text(str(n)) for n in range(1, len(rows) + 1)]),
-            path_column(paths, width),
+            path_column(paths, width, grow=1),
             Column("model", lambda w: [wrap(m, w) for m in models], max(map(one_line, models), default=5),
-                   minimum=max(map(widest, models), default=5), want=0, drop=1, grow=1),
+                   minimum=max(map(widest, models), default=5), want=0, drop=1, grow=2),
             fixed_column("growth", [growth_text(row) for row in rows], justify="left"),
             fixed_column("×", [Text(format_growth_factor(row.growth)) for row in rows], drop=3),
             fixed_column("then", [value_text(row.predicted, unit) for row in rows], drop=2),
@@ -64,10 +64,11 @@ def path_column(paths: list[str], width: int | None, share: float | None = None,
     """A column of call paths that break between their elements; it wants its longest element whole, or
     up to ``share`` of ``width``, before other columns are given up for it."""
     natural = max((len(p) for p in paths), default=9)
-    least = max((longest_token(p) for p in paths), default=9)
+    least = max((longest_element(p) for p in paths), default=9)
     want = least if width is None or share is None else min(natural, max(least, int(width * share)))
+    shortest = max((longest_token(p) for p in paths), default=9)
     return Column(header, lambda w: [Text("\n".join(break_text(p, w))) for p in paths], natural,
-                  minimum=min(least, 24), want=want, grow=grow)
+                  minimum=min(shortest, 24), want=want, grow=grow)
 
 
 def fixed_column(header: str, cells: list[Text], *, drop: int = 0, justify: str = "right") -> Column:
