@@ -12,12 +12,15 @@ from rich.text import Text
 from pmkit.experiment import CallTree
 from pmkit.findings import Finding
 from pmkit.names import display_names, display_path, printable
-from pmkit.ui.layout import Column, Piece, break_text, longest_token, one_line, widest, wrap
+from pmkit.ui.layout import Column, Piece, break_text, longest_element, longest_token, one_line, widest, wrap
 from pmkit.ui.layout import table as layout_table
 from pmkit.ui.quantities import format_severity
 
 PANEL_EDGES = 4
 """Columns a panel takes from its content: a border and a space on each side."""
+
+WHERE = 32
+"""The call path column widens up to this (or its longest element) before the finding's text gets the rest."""
 
 
 class FindingsPanel:
@@ -57,13 +60,14 @@ class FindingsPanel:
         where = [self._where(f) for f in self.shown]
         severity = [Text(format_severity(f.severity, f.unit), style="red") for f in self.shown]
         detector = [Text(printable(f.detector), style="dim") for f in self.shown]
-        least = max((longest_token(w) for w in where), default=5)
+        least = max((longest_element(w) for w in where), default=5)
         columns = [
             Column("severity", lambda w: severity, max(c.cell_len for c in severity), justify="right"),
             Column("finding", lambda w: [wrap(t, w) for t in texts], max(map(one_line, texts)),
-                   minimum=max(map(widest, texts)), want=max(24, max(map(widest, texts))), grow=1),
+                   minimum=max(map(widest, texts)), want=max(24, max(map(widest, texts))), grow=2),
             Column("where", lambda w: [Text("\n".join(break_text(p, w))) for p in where],
-                   max(len(p) for p in where), minimum=min(least, 16), want=least, grow=2),
+                   min(max(len(p) for p in where), max(least, WHERE)),
+                   minimum=min(max(longest_token(w) for w in where), 16), want=least, grow=1),
             Column("by", lambda w: detector, max(c.cell_len for c in detector)),
         ]
         view = layout_table(columns, None if width is None else width - PANEL_EDGES)
