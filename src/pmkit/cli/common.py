@@ -72,9 +72,10 @@ def add_view_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--callpath", metavar="PATH", help="detail of one call path, e.g. 'main->solve' (quoted: -> "
                         "is a shell redirection), or the unique end of one, e.g. MPI_Gather (short names as shown)")
     parser.add_argument("--min-share", metavar="PERCENT", type=float, default=1.0,
-                        help="leave out call paths below this share now and at the target (default: 1); the "
-                        "ranking goes down to a tenth of it")
-    parser.add_argument("--top", metavar="N", type=int, default=10, help="length of the ranking (default: 10)")
+                        help="leave out call paths below this share now and at the target (default: 1); show's "
+                        "ranking goes down to a tenth of it, compare counts smaller changes as none")
+    parser.add_argument("--top", metavar="N", type=int, default=10,
+                        help="length of show's ranking, of compare's wins and losses (default: 10)")
     parser.add_argument("--markdown", action="store_true", help="print a Markdown report instead")
     parser.add_argument("--plot", metavar="FILE", type=Path,
                         help="with --callpath: also draw its measurements and model to FILE (.svg, .png or .pdf; "

@@ -52,7 +52,8 @@ def run_model(args: argparse.Namespace) -> int:
     with output(args.out, written) as stream:
         console = output_console(stream, args.out)
         for source, experiment, models in results:
-            title = f"{source} — {len(models)} models, parameters {', '.join(experiment.parameters)}"
+            title = (f"{source} — {len(models)} model{'s' if len(models) != 1 else ''}, parameters "
+                     f"{', '.join(experiment.parameters)}")
             console.print(model_table(models, title=title, show_metric=True, tree=experiment.callpaths,
                                       full_names=args.full_names))
         if findings:

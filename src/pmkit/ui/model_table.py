@@ -35,6 +35,8 @@ class ModelTable:
         self.full_names = full_names
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        if self.title is not None:  # above the table, not its title: a long path would fold at the table's width
+            yield Text(printable(self.title), style="table.title")
         yield self.table(options.max_width)
 
     def _paths(self) -> list[str]:
@@ -46,7 +48,7 @@ class ModelTable:
                 for m in self.models]
 
     def table(self, width: int | None = None) -> Table:
-        """The table for ``width`` columns (None: as wide as the content)."""
+        """The table for ``width`` columns (None: as wide as the content), without the title."""
         texts: list[list[list[Piece]]] = []
         for model in self.models:
             if model.function is None:
@@ -66,7 +68,7 @@ class ModelTable:
             fixed_column("SMAPE %", [Text(format_figure(m.quality.smape)) for m in self.models], drop=2),
             fixed_column("adj. R²", [Text(format_r2(m.quality.adjusted_r2)) for m in self.models], drop=1),
         ]
-        return layout_table(columns, width, title=Text(printable(self.title)) if self.title is not None else None)
+        return layout_table(columns, width)
 
 
 def model_table(models: Iterable[Model], *, title: str | None = None, show_metric: bool = True,
