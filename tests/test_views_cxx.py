@@ -112,3 +112,23 @@ def test_json_keeps_the_full_names(study, pmkit_cli):
     paths = {m["callpath"] for m in document["models"]}
     assert any(p.endswith("->void CalcAccelerationForNodes(Domain&, Index_t)") for p in paths)
     assert any(f["callpath"].startswith("int main(int, char**)->") for f in document["findings"])
+
+
+def test_every_view_fits_every_width(analysis, study):
+    """From 60 to 200 columns no line of the whole screen, the detail or the model table spills over."""
+    import io
+
+    from rich.console import Console
+
+    import pmkit
+    from pmkit.ui import render_show
+    from pmkit.ui.model_table import model_table
+
+    result = analysis.inputs[0]
+    focus = pmkit.analyse(study, detectors=[], callpath="CalcMonotonicQGradientsForElems")
+    for width in range(60, 201, 10):
+        console = Console(width=width, file=io.StringIO(), color_system=None)
+        render_show(console, analysis, min_share=0.0)
+        render_show(console, focus)
+        console.print(model_table(result.models, tree=result.experiment.callpaths))
+        _fits(console.file.getvalue(), width)
