@@ -32,6 +32,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "pmkit.readers.extrap_json",
     "pmkit.readers.talpas",
     "pmkit.readers.cube",
+    "pmkit.readers.otf2_trace",
     "pmkit.priors.taint",
     "pmkit.readers.extrap_experiment",
     "pmkit.modelers.refining",

@@ -1,0 +1,240 @@
+"""Reading the event files of an OTF2 archive, one location at a time, at the speed of the C library.
+
+OTF2's reader calls a C callback per event.  pmkit's callbacks are numba ``cfunc``\\ s that copy each
+event into a fixed buffer of records (no Python per event); a compiled kernel then replays the
+records — the call stack, the call tree, inclusive and exclusive time, visits, bytes and counters,
+and every MPI call and message — into a :class:`LocationTrace` of compact arrays.  The buffer
+holds :data:`CHUNK` events, so memory grows with the output (call-tree nodes, MPI calls, messages),
+never with the number of events.  :func:`read_locations` reads a chunk of locations with its own
+OTF2 reader, so chunks can run on threads (the C reading and the compiled replay release the
+GIL) and later as one task each on a cluster.
+
+Measured (bench/otf2_read.py, provisional, shared 2-core machine): the ``otf2`` package's Python
+event loop reads ~120,000–160,000 events/s; this path reads tens of millions of events/s into
+records and replays them at a similar rate, so a trace's end-to-end time is dominated by the
+definitions and the assembly of the experiment.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pmkit.errors import InputError
+from pmkit.readers.otf2_definitions import MAX_METRICS, Definitions
+from pmkit.readers.otf2_library import check, describe, library, otf2_errors, set_callback
+
+CHUNK = 1 << 16
+"""Events per read: the record buffer holds this many (4 MB)."""
+
+WIDTH = 8
+"""int64 fields per record: kind, time, then up to six payload fields."""
+
+MAX_DEPTH = 4096
+"""Deepest call stack a location may have."""
+
+# record kinds
+ENTER, LEAVE, SEND, RECV, ISEND_COMPLETE, IRECV_REQUEST, CANCELLED, COLL_END, NBC_COMPLETE, METRIC = range(1, 11)
+
+# columns of the node table
+N_PARENT, N_REGION, N_CHILD, N_SIBLING, N_VISITS, N_INCL, N_EXCL, N_SENT, N_RECV = range(9)
+NODE_COLUMNS = 9
+# columns of the call table
+(C_NODE, C_REGION, C_START, C_END, C_SENT, C_RECV, C_COMPLETED, C_PEER, C_TAG, C_COMM, C_ROOT, C_OP, C_FLAGS,
+ C_MESSAGES) = range(14)
+CALL_COLUMNS = 14
+# columns of the message table
+M_DIRECTION, M_CALL, M_TIME, M_PEER, M_COMM, M_TAG, M_BYTES, M_REQUEST, M_POST, M_COMPLETE = range(10)
+MESSAGE_COLUMNS = 10
+# call flags
+F_SEND, F_RECV, F_POST, F_COMPLETE, F_COLLECTIVE = 1, 2, 4, 8, 16
+# state fields
+S_DEPTH, S_NODES, S_CALLS, S_MESSAGES, S_ERROR, S_AT, S_FIRST, S_LAST = range(8)
+# errors
+E_FULL_NODES, E_FULL_CALLS, E_FULL_MESSAGES, E_LEAVE_EMPTY, E_LEAVE_MISMATCH, E_TOO_DEEP = 1, 2, 3, 4, 5, 6
+
+
+@dataclass
+class LocationTrace:
+    """What one location's events amount to, as arrays (ticks are the trace's timer ticks).
+
+    ``nodes`` (rows: call-tree nodes; node 0 is the virtual root) has the columns ``N_*`` and
+    ``node_metrics`` the inclusive then exclusive counter values per node; ``calls`` has one row per
+    MPI call (``C_*``), ``messages`` one per point-to-point message event (``M_*``).
+    """
+
+    ref: int
+    rank: int
+    thread: int
+    nodes: np.ndarray
+    node_metrics: np.ndarray
+    calls: np.ndarray
+    messages: np.ndarray
+    first: int
+    last: int
+    events: int
+    notes: list[str] = field(default_factory=list)
+
+
+class _Tables:
+    """The growing output arrays of one location and the replay's state."""
+
+    def __init__(self) -> None:
+        self.state = np.zeros(8, np.int64)
+        self.state[S_FIRST] = -1
+        self.state[S_NODES] = 1  # node 0: the virtual root above every first-level region
+        self.stack = np.zeros((MAX_DEPTH, 4), np.int64)
+        self.stack_metrics = np.zeros((MAX_DEPTH, 2 * MAX_METRICS), np.int64)
+        self.current = np.zeros(MAX_METRICS, np.int64)
+        self.nodes = np.zeros((64, NODE_COLUMNS), np.int64)
+        self.node_metrics = np.zeros((64, 2 * MAX_METRICS), np.int64)
+        self.calls = np.zeros((256, CALL_COLUMNS), np.int64)
+        self.messages = np.zeros((256, MESSAGE_COLUMNS), np.int64)
+
+    def grow(self, error: int) -> None:
+        if error == E_FULL_NODES:
+            self.nodes = _doubled(self.nodes)
+            self.node_metrics = _doubled(self.node_metrics)
+        elif error == E_FULL_CALLS:
+            self.calls = _doubled(self.calls)
+        else:
+            self.messages = _doubled(self.messages)
+
+
+def _doubled(array: np.ndarray) -> np.ndarray:
+    grown = np.zeros((2 * array.shape[0], array.shape[1]), array.dtype)
+    grown[: array.shape[0]] = array
+    return grown
+
+
+_PROBLEMS = {
+    E_LEAVE_EMPTY: "a Leave event with no region entered",
+    E_LEAVE_MISMATCH: "a Leave event that does not match the last Enter",
+    E_TOO_DEEP: f"a call stack deeper than {MAX_DEPTH} regions",
+}
+
+
+def read_locations(definitions: Definitions, refs: list[int]) -> list[LocationTrace]:
+    """Read the events of the locations ``refs`` with an OTF2 reader of their own (a task of its own).
+
+    Raises InputError naming the event file of a location that cannot be read (a truncated or
+    corrupt file, unbalanced Enter/Leave events).
+    """
+    from pmkit.readers.otf2_kernels import CALLBACKS
+
+    lib = library()
+    anchor = definitions.anchor
+    with otf2_errors(anchor, "reading the events") as messages:
+        reader = lib.Reader_Open(str(anchor).encode())
+        if not reader:
+            raise InputError(anchor, f"cannot be opened: {describe(messages) or 'OTF2 gave no reason'}")
+        callbacks = None
+        try:
+            check(lib.Reader_SetSerialCollectiveCallbacks(reader), anchor, "cannot be opened", messages)
+            for ref in refs:
+                check(lib.Reader_SelectLocation(reader, ref), anchor, f"has no location {ref}", messages)
+            _local_definitions(lib, reader, refs, anchor, messages)
+            callbacks = lib.EvtReaderCallbacks_New()
+            for event, function in CALLBACKS.items():
+                set_callback(callbacks, event, function.address)
+            events_dir = anchor.with_suffix("")
+            if not events_dir.is_dir():
+                raise InputError(events_dir, f"the event folder of {anchor.name} is missing")
+            check(lib.Reader_OpenEvtFiles(reader), events_dir, "cannot be opened", messages)
+            buffer = np.zeros(1 + CHUNK * WIDTH, np.int64)
+            by_ref = {loc.ref: loc for loc in definitions.locations}
+            return [_read_location(lib, reader, callbacks, buffer, definitions, by_ref[ref], messages)
+                    for ref in refs]
+        finally:
+            if callbacks:
+                lib.EvtReaderCallbacks_Delete(callbacks)
+            lib.Reader_Close(reader)
+
+
+def _read_location(lib: Any, reader: int, callbacks: int, buffer: np.ndarray, definitions: Definitions,
+                   location: Any, messages: list) -> LocationTrace:
+    """Read one location's events chunk by chunk, replaying each chunk into the location's tables."""
+    import numba.typed
+    from numba import types
+
+    from pmkit.readers.otf2_kernels import replay
+
+    event_file = definitions.anchor.with_suffix("") / f"{location.ref}.evt"
+    evt = lib.Reader_GetEvtReader(reader, location.ref)
+    if not evt:
+        raise InputError(event_file, f"cannot be read: {describe(messages) or 'OTF2 gave no reason'}")
+    check(lib.Reader_RegisterEvtCallbacks(reader, evt, callbacks, buffer.ctypes.data), event_file,
+          "cannot be read", messages)
+    tables = _Tables()
+    pending_sends = numba.typed.Dict.empty(types.int64, types.int64)
+    pending_receives = numba.typed.Dict.empty(types.int64, types.int64)
+    region_mpi = definitions.region_mpi
+    total = 0
+    while True:
+        buffer[0] = 0
+        read = ctypes.c_uint64()
+        code = lib.Reader_ReadLocalEvents(reader, evt, CHUNK, ctypes.byref(read))
+        check(code, event_file, f"is truncated or corrupt after {total + read.value} events", messages)
+        total += read.value
+        count = int(buffer[0])
+        tables.state[S_AT] = 0
+        while True:
+            replay(buffer[1:], count, region_mpi, definitions.metric_class, len(definitions.metrics), tables.state,
+                   tables.stack, tables.stack_metrics, tables.current, tables.nodes, tables.node_metrics,
+                   tables.calls, tables.messages, pending_sends, pending_receives)
+            error = int(tables.state[S_ERROR])
+            if error == 0:
+                break
+            if error in _PROBLEMS:
+                where = total - read.value + int(tables.state[S_AT]) + 1
+                raise InputError(event_file, f"has {_PROBLEMS[error]} (around event {where})")
+            tables.grow(error)
+        if read.value < CHUNK:
+            break
+    lib.Reader_CloseEvtReader(reader, evt)
+    return _finish(tables, location.ref, location.rank, location.thread, total)
+
+
+def _local_definitions(lib: Any, reader: int, refs: list[int], anchor: Path, messages: list) -> None:
+    """Read each location's local definitions (Score-P's mapping tables and clock offsets)."""
+    if lib.Reader_OpenDefFiles(reader) != 0:
+        messages.clear()  # archives without local definition files are valid
+        return
+    for ref in refs:
+        local = lib.Reader_GetDefReader(reader, ref)
+        if local:
+            read = ctypes.c_uint64()
+            check(lib.Reader_ReadAllLocalDefinitions(reader, local, ctypes.byref(read)),
+                  anchor.with_suffix("") / f"{ref}.def", "cannot be read", messages)
+            lib.Reader_CloseDefReader(reader, local)
+        lib.Reader_GetEvtReader(reader, ref)
+    lib.Reader_CloseDefFiles(reader)
+
+
+def _finish(tables: _Tables, ref: int, rank: int, thread: int, events: int) -> LocationTrace:
+    """Trim the tables; close regions still open at the location's last event (and say so)."""
+    state = tables.state
+    notes = []
+    depth = int(state[S_DEPTH])
+    if depth:
+        last = int(state[S_LAST])
+        for level in range(depth - 1, -1, -1):
+            node, enter, children, call = tables.stack[level]
+            spent = last - enter
+            tables.nodes[node, N_INCL] += spent
+            tables.nodes[node, N_EXCL] += spent - children
+            if level:
+                tables.stack[level - 1, 2] += spent
+            if call >= 0:
+                tables.calls[call, C_END] = last
+        notes.append(f"location {ref} (rank {rank}) ends with {depth} regions still entered; they were closed at "
+                     "its last event")
+    n_nodes, n_calls, n_messages = int(state[S_NODES]), int(state[S_CALLS]), int(state[S_MESSAGES])
+    return LocationTrace(ref, rank, thread, tables.nodes[:n_nodes].copy(),
+                         tables.node_metrics[:n_nodes, : 2 * MAX_METRICS].copy(),
+                         tables.calls[:n_calls].copy(), tables.messages[:n_messages].copy(),
+                         int(state[S_FIRST]), int(state[S_LAST]), events, notes)
