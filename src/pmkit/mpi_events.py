@@ -113,7 +113,7 @@ def collective_kind(op: np.ndarray) -> np.ndarray:
     return np.where(op < 0, KIND["other"], table[np.clip(op, 0, 31)])
 
 
-def _dense_key(columns: list[np.ndarray]) -> np.ndarray:
+def dense_key(columns: list[np.ndarray]) -> np.ndarray:
     """One int64 per row, equal exactly where all ``columns`` are equal (codes of their combinations)."""
     key = np.zeros(len(columns[0]), np.int64)
     for column in columns:
@@ -124,7 +124,7 @@ def _dense_key(columns: list[np.ndarray]) -> np.ndarray:
     return key
 
 
-def _position_in_group(key: np.ndarray, order_key: np.ndarray) -> np.ndarray:
+def position_in_group(key: np.ndarray, order_key: np.ndarray) -> np.ndarray:
     """Each row's position (0, 1, ...) among the rows with the same ``key``, in the order of ``order_key``."""
     if not len(key):
         return np.zeros(0, np.int64)
@@ -150,10 +150,10 @@ def match_messages(sends: dict[str, np.ndarray], receives: dict[str, np.ndarray]
     if not n_send or not n_recv:
         return np.full(n_recv, -1, np.int64)
     names = ("run", "sender", "receiver", "comm", "tag")
-    channel = _dense_key([np.concatenate([sends[k], receives[k]]) for k in names])
+    channel = dense_key([np.concatenate([sends[k], receives[k]]) for k in names])
     s_channel, r_channel = channel[:n_send], channel[n_send:]
-    both = _dense_key([channel, np.concatenate([_position_in_group(s_channel, sends["time"]),
-                                                _position_in_group(r_channel, receives["time"])])])
+    both = dense_key([channel, np.concatenate([position_in_group(s_channel, sends["time"]),
+                                                position_in_group(r_channel, receives["time"])])])
     s_key, r_key = both[:n_send], both[n_send:]
     order = np.argsort(s_key, kind="stable")
     found = np.searchsorted(s_key[order], r_key)
@@ -170,7 +170,7 @@ def collective_instances(run: np.ndarray, comm: np.ndarray, rank: np.ndarray, st
     rows = np.nonzero(is_collective)[0]
     if not len(rows):
         return out
-    position = _position_in_group(_dense_key([run[rows], comm[rows], rank[rows]]), start[rows])
-    key = _dense_key([run[rows], comm[rows], position])
+    position = position_in_group(dense_key([run[rows], comm[rows], rank[rows]]), start[rows])
+    key = dense_key([run[rows], comm[rows], position])
     out[rows] = np.unique(key, return_inverse=True)[1].reshape(-1)
     return out

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 
 from pmkit.cli.common import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, Parser, say, stderr
 
-COMMANDS: tuple[str, ...] = ("model", "show", "plugins", "taint_filter")
+COMMANDS: tuple[str, ...] = ("model", "show", "calibrate", "plugins", "taint_filter")
 """Modules of :mod:`pmkit.cli` that each add one subcommand."""
 
 

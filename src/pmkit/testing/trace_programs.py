@@ -4,10 +4,12 @@
   allreduces (``main->calib_allreduce``) repeated at several message sizes, each call's time
   ``t_min + window·K`` with ``K`` Poisson (or geometric, for ``errors="exponential"``), as the
   error model of Kluge et al. assumes.
-* :func:`late_sender_trace`: an iterative application — ranks in pairs exchange a message every
-  iteration (``main->iterate->exchange->MPI_Send`` / ``MPI_Recv``), optionally with an
-  ``MPI_Allreduce`` every few iterations; one rank is late by ``delay`` in chosen iterations, so
-  its partner waits in ``MPI_Recv`` (a late sender).  :class:`Injected` says where.
+* :func:`late_sender_trace`: an iterative application — every iteration each rank computes, sends
+  to the next rank of a ring and receives from the previous one
+  (``main->iterate->exchange->MPI_Send`` / ``MPI_Recv``), optionally with an ``MPI_Allreduce``
+  every few iterations; one rank computes ``delay`` longer in chosen iterations, so the next rank
+  waits in ``MPI_Recv`` (a late sender), is late itself, and the wait travels around the ring.
+  :class:`Injected` says where.
 * :func:`late_sender_study`: that application at several process counts, repetitions included,
   in Extra-P's folder naming (``app.p4.r1/traces.otf2``).
 
@@ -31,19 +33,26 @@ from pmkit.testing.otf2writer import TraceWriter
 EXCHANGE = "main->iterate->exchange"
 RECV_CALLPATH = f"{EXCHANGE}->MPI_Recv"
 SEND_CALLPATH = f"{EXCHANGE}->MPI_Send"
+LATE_PHASE = 5
+"""The late rank is late in iterations k with k mod late_every = LATE_PHASE."""
 ALLREDUCE_CALLPATH = "main->iterate->check->MPI_Allreduce"
 
 
 @dataclass
 class Injected:
-    """Where the late sender was planted: the late rank, its partner that waits, and the iterations (0-based)."""
+    """Where the delay was planted and whom it made wait.
+
+    ``late_rank`` computes ``delay`` longer in ``iterations`` (0-based); ``waits`` lists the
+    (rank, iteration) of every ``MPI_Recv`` that waits because of it — the wave of late senders
+    around the ring — and ``recv_starts`` their (rank, start in seconds).
+    """
 
     late_rank: int
-    victim_rank: int
     iterations: list[int]
     delay: float
+    waits: list[tuple[int, int]] = field(default_factory=list)
+    recv_starts: list[tuple[int, float]] = field(default_factory=list)
     callpath: str = RECV_CALLPATH
-    extra: dict = field(default_factory=dict)
 
 
 def _latency(nbytes: float) -> float:
@@ -93,17 +102,17 @@ def calibration_trace(folder: str | Path, sizes: Sequence[int] = (8, 1024, 65536
 
 
 def late_sender_trace(folder: str | Path, ranks: int = 4, iterations: int = 200, late_rank: int = 0,
-                      late_every: int = 10, delay: float = 5e-4, nbytes: int = 1024, compute: float = 1e-4,
+                      late_every: int = 20, delay: float = 5e-4, nbytes: int = 1024, compute: float = 1e-4,
                       allreduce_every: int = 0, seed: int = 11) -> Injected:
-    """The iterative pair-exchange application with one late rank (see the module); returns where."""
-    if ranks < 2 or ranks % 2:
-        raise ValueError("the application pairs ranks: give an even number of at least 2")
+    """The iterative ring application with one late rank (see the module); returns where it waits."""
+    if ranks < 2:
+        raise ValueError("the application needs at least 2 ranks")
     rng = np.random.default_rng(seed)
-    victim = late_rank + 1 if late_rank % 2 == 0 else late_rank - 1
-    late_iterations = list(range(late_every // 2, iterations, late_every)) if late_every else []
-    injected = Injected(late_rank, victim, late_iterations, delay)
-    latency = _latency(nbytes)
-    send_cost = 1e-6
+    late_iterations = [k for k in range(iterations) if late_every and k % late_every == LATE_PHASE]
+    waits = sorted({((late_rank + j) % ranks, k + j - 1) for k in late_iterations for j in range(1, ranks)})
+    injected = Injected(late_rank, late_iterations, delay, waits)
+    wanted = set(waits)
+    latency, send_cost = _latency(nbytes), 1e-6
     with TraceWriter(folder, ranks=ranks) as trace:
         writers = [trace.rank(r) for r in range(ranks)]
         now = np.full(ranks, 1e-4)
@@ -114,28 +123,19 @@ def late_sender_trace(folder: str | Path, ranks: int = 4, iterations: int = 200,
             work = compute * (1 + 0.01 * rng.random(ranks))
             if k in late_iterations:
                 work[late_rank] += delay
+            sent = now + work  # every rank sends right after computing (eager: returns at once)
             for r, w in enumerate(writers):
-                w.region(now[r], now[r] + work[r], "compute")
-                now[r] += work[r]
-            for first in range(0, ranks, 2):
-                second = first + 1
-                w0, w1 = writers[first], writers[second]
-                noise = 2e-7 * rng.exponential(1.0, 4)
-                w0.enter(now[first], "exchange")
-                w1.enter(now[second], "exchange")
-                send0 = now[first]
-                w0.send(send0, send0 + send_cost + noise[0], dest=second, nbytes=nbytes, tag=k % 32768)
-                recv1_start = now[second]
-                recv1_end = max(recv1_start, send0) + latency + noise[1]
-                w1.recv(recv1_start, recv1_end, source=first, nbytes=nbytes, tag=k % 32768)
-                send1 = recv1_end
-                w1.send(send1, send1 + send_cost + noise[2], dest=first, nbytes=nbytes, tag=k % 32768)
-                recv0_start = send0 + send_cost + noise[0]
-                recv0_end = max(recv0_start, send1) + latency + noise[3]
-                w0.recv(recv0_start, recv0_end, source=second, nbytes=nbytes, tag=k % 32768)
-                now[first], now[second] = recv0_end, send1 + send_cost + noise[2]
-                w0.leave(now[first], "exchange")
-                w1.leave(now[second], "exchange")
+                w.region(now[r], sent[r], "compute")
+                w.enter(sent[r], "exchange")
+                noise = 2e-7 * rng.exponential(1.0, 2)
+                w.send(sent[r], sent[r] + send_cost + noise[0], dest=(r + 1) % ranks, nbytes=nbytes, tag=k % 32768)
+                start = sent[r] + send_cost + noise[0]
+                end = max(start, sent[(r - 1) % ranks]) + latency + noise[1]
+                w.recv(start, end, source=(r - 1) % ranks, nbytes=nbytes, tag=k % 32768)
+                if (r, k) in wanted:
+                    injected.recv_starts.append((r, start))
+                w.leave(end, "exchange")
+                now[r] = end
             if allreduce_every and (k + 1) % allreduce_every == 0:
                 last = float(now.max())
                 for r, w in enumerate(writers):
