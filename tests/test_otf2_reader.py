@@ -162,6 +162,35 @@ def test_event_table_kinds_bytes_matching_and_instances(tmp_path):
     assert events["instance"][b0] == events["instance"][b1] != events["instance"][a0]
 
 
+def test_many_open_requests_and_a_cancelled_one(tmp_path):
+    """More open requests than the request map starts with (it grows), completed out of order."""
+    with TraceWriter(tmp_path / "run", ranks=2) as trace:
+        r0, r1 = trace.rank(0), trace.rank(1)
+        r0.enter(0.0, "main")
+        r1.enter(0.0, "main")
+        t = 1e-6
+        receives = [r0.irecv(t + i * 1e-7, t + i * 1e-7 + 5e-8, source=1, nbytes=8 + i, tag=i) for i in range(150)]
+        cancelled = r0.irecv(2e-5, 2.1e-5, source=1, nbytes=1, tag=999)
+        sends = [r1.isend(t + i * 1e-7, t + i * 1e-7 + 5e-8, dest=0, nbytes=8 + i, tag=i) for i in range(150)]
+        r0.cancelled(3e-5, 3.1e-5, cancelled)
+        r0.wait(4e-5, 5e-5, list(reversed(receives)))
+        r1.wait(4e-5, 4.5e-5, sends)
+        r0.leave(1e-4, "main")
+        r1.leave(1e-4, "main")
+    events = pmkit.read(tmp_path / "run").events
+    names = events.region_names()
+    irecv = np.nonzero(names == "MPI_Irecv")[0]
+    isend = np.nonzero(names == "MPI_Isend")[0]
+    waitall = np.nonzero((names == "MPI_Waitall") & (events["rank"] == 0))[0][0]
+    assert len(irecv) == 151 and len(isend) == 150
+    matched = irecv[:150]
+    assert (events["completion"][matched] == waitall).all()
+    assert (events["match"][matched] == isend).all()  # FIFO per tag: the i-th Irecv gets the i-th Isend
+    np.testing.assert_array_equal(events["bytes"][matched], 8 + np.arange(150))
+    assert events["completion"][irecv[150]] == -1 and events["match"][irecv[150]] == -1
+    assert events["bytes_received"][waitall] == sum(8 + i for i in range(150))
+
+
 def test_study_of_runs_with_repetitions(tmp_path):
     late_sender_study(tmp_path, processes=(2, 4), repetitions=2, iterations=20)
     exp = pmkit.read(tmp_path)

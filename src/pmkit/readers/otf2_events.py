@@ -55,7 +55,7 @@ F_SEND, F_RECV, F_POST, F_COMPLETE, F_COLLECTIVE = 1, 2, 4, 8, 16
 # state fields
 S_DEPTH, S_NODES, S_CALLS, S_MESSAGES, S_ERROR, S_AT, S_FIRST, S_LAST = range(8)
 # errors
-E_FULL_NODES, E_FULL_CALLS, E_FULL_MESSAGES, E_LEAVE_EMPTY, E_LEAVE_MISMATCH, E_TOO_DEEP = 1, 2, 3, 4, 5, 6
+E_FULL_NODES, E_FULL_CALLS, E_FULL_MESSAGES, E_LEAVE_EMPTY, E_LEAVE_MISMATCH, E_TOO_DEEP, E_FULL_REQUESTS = range(1, 8)
 
 
 @dataclass
@@ -94,6 +94,9 @@ class _Tables:
         self.node_metrics = np.zeros((64, 2 * MAX_METRICS), np.int64)
         self.calls = np.zeros((256, CALL_COLUMNS), np.int64)
         self.messages = np.zeros((256, MESSAGE_COLUMNS), np.int64)
+        # open requests: [sends|receives, key|value|used, slot]; pending counts per table
+        self.requests = np.zeros((2, 3, 64), np.int64)
+        self.pending = np.zeros(2, np.int64)
 
     def grow(self, error: int) -> None:
         if error == E_FULL_NODES:
@@ -101,8 +104,21 @@ class _Tables:
             self.node_metrics = _doubled(self.node_metrics)
         elif error == E_FULL_CALLS:
             self.calls = _doubled(self.calls)
-        else:
+        elif error == E_FULL_MESSAGES:
             self.messages = _doubled(self.messages)
+        else:
+            self._rehash()
+
+    def _rehash(self) -> None:
+        """Twice the slots for open requests, every open one moved over."""
+        from pmkit.readers.otf2_kernels import _put
+
+        old = self.requests
+        self.requests = np.zeros((2, 3, 2 * old.shape[2]), np.int64)
+        self.pending[:] = 0
+        for table in range(2):
+            for slot in np.nonzero(old[table, 2] == 1)[0]:
+                _put(self.requests, self.pending, table, old[table, 0, slot], old[table, 1, slot])
 
 
 def _doubled(array: np.ndarray) -> np.ndarray:
@@ -124,7 +140,7 @@ def read_locations(definitions: Definitions, refs: list[int]) -> list[LocationTr
     Raises InputError naming the event file of a location that cannot be read (a truncated or
     corrupt file, unbalanced Enter/Leave events).
     """
-    from pmkit.readers.otf2_kernels import CALLBACKS
+    from pmkit.readers.otf2_kernels import CALLBACKS, metric_callback
 
     lib = library()
     anchor = definitions.anchor
@@ -139,16 +155,21 @@ def read_locations(definitions: Definitions, refs: list[int]) -> list[LocationTr
                 check(lib.Reader_SelectLocation(reader, ref), anchor, f"has no location {ref}", messages)
             _local_definitions(lib, reader, refs, anchor, messages)
             callbacks = lib.EvtReaderCallbacks_New()
+            buffer = np.zeros(1 + CHUNK * WIDTH, np.int64)
             for event, function in CALLBACKS.items():
                 set_callback(callbacks, event, function.address)
+            if definitions.metric_class >= 0:
+                set_callback(callbacks, "Metric", metric_callback().address)
+            keep = _python_callbacks(callbacks, buffer)
             events_dir = anchor.with_suffix("")
             if not events_dir.is_dir():
                 raise InputError(events_dir, f"the event folder of {anchor.name} is missing")
             check(lib.Reader_OpenEvtFiles(reader), events_dir, "cannot be opened", messages)
-            buffer = np.zeros(1 + CHUNK * WIDTH, np.int64)
             by_ref = {loc.ref: loc for loc in definitions.locations}
-            return [_read_location(lib, reader, callbacks, buffer, definitions, by_ref[ref], messages)
-                    for ref in refs]
+            traces = [_read_location(lib, reader, callbacks, buffer, definitions, by_ref[ref], messages)
+                      for ref in refs]
+            del keep  # the Python callbacks may go once the events are read
+            return traces
         finally:
             if callbacks:
                 lib.EvtReaderCallbacks_Delete(callbacks)
@@ -158,9 +179,6 @@ def read_locations(definitions: Definitions, refs: list[int]) -> list[LocationTr
 def _read_location(lib: Any, reader: int, callbacks: int, buffer: np.ndarray, definitions: Definitions,
                    location: Any, messages: list) -> LocationTrace:
     """Read one location's events chunk by chunk, replaying each chunk into the location's tables."""
-    import numba.typed
-    from numba import types
-
     from pmkit.readers.otf2_kernels import replay
 
     event_file = definitions.anchor.with_suffix("") / f"{location.ref}.evt"
@@ -170,8 +188,6 @@ def _read_location(lib: Any, reader: int, callbacks: int, buffer: np.ndarray, de
     check(lib.Reader_RegisterEvtCallbacks(reader, evt, callbacks, buffer.ctypes.data), event_file,
           "cannot be read", messages)
     tables = _Tables()
-    pending_sends = numba.typed.Dict.empty(types.int64, types.int64)
-    pending_receives = numba.typed.Dict.empty(types.int64, types.int64)
     region_mpi = definitions.region_mpi
     total = 0
     while True:
@@ -185,7 +201,7 @@ def _read_location(lib: Any, reader: int, callbacks: int, buffer: np.ndarray, de
         while True:
             replay(buffer[1:], count, region_mpi, definitions.metric_class, len(definitions.metrics), tables.state,
                    tables.stack, tables.stack_metrics, tables.current, tables.nodes, tables.node_metrics,
-                   tables.calls, tables.messages, pending_sends, pending_receives)
+                   tables.calls, tables.messages, tables.requests, tables.pending)
             error = int(tables.state[S_ERROR])
             if error == 0:
                 break
@@ -197,6 +213,32 @@ def _read_location(lib: Any, reader: int, callbacks: int, buffer: np.ndarray, de
             break
     lib.Reader_CloseEvtReader(reader, evt)
     return _finish(tables, location.ref, location.rank, location.thread, total)
+
+
+_PYTHON_SIGNATURES = {
+    "MpiRequestCancelled": (ctypes.c_uint64,),
+    "NonBlockingCollectiveComplete": (ctypes.c_uint8, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint64,
+                                      ctypes.c_uint64, ctypes.c_uint64),
+}
+
+
+def _python_callbacks(callbacks: int, buffer: np.ndarray) -> list:
+    """Register the rare events' Python callbacks writing into ``buffer``; returns what must stay alive."""
+    from pmkit.readers.otf2_kernels import PYTHON_CALLBACKS
+
+    keep = []
+    for event, record in PYTHON_CALLBACKS.items():
+        prototype = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_void_p,
+                                     ctypes.c_void_p, *_PYTHON_SIGNATURES[event])
+
+        def on_event(location, time, position, user, attributes, *args, record=record):
+            record(buffer, time, *args)
+            return 0
+
+        function = prototype(on_event)
+        keep.append(function)
+        set_callback(callbacks, event, ctypes.cast(function, ctypes.c_void_p).value)
+    return keep
 
 
 def _local_definitions(lib: Any, reader: int, refs: list[int], anchor: Path, messages: list) -> None:

@@ -9,6 +9,8 @@ this module is imported only when a trace is read, so ``pmkit --help`` never loa
 
 from __future__ import annotations
 
+from functools import cache
+
 import numpy as np
 from numba import carray, cfunc, njit, types
 
@@ -33,6 +35,7 @@ from pmkit.readers.otf2_events import (
     E_FULL_CALLS,
     E_FULL_MESSAGES,
     E_FULL_NODES,
+    E_FULL_REQUESTS,
     E_LEAVE_EMPTY,
     E_LEAVE_MISMATCH,
     E_TOO_DEEP,
@@ -159,12 +162,6 @@ def on_irecv_request(location, time, position, user, attributes, request):
     return 0
 
 
-@cfunc(_REQUEST, cache=True)
-def on_cancelled(location, time, position, user, attributes, request):
-    _request(user, CANCELLED, time, np.int64(request))
-    return 0
-
-
 @njit(cache=True)
 def _collective(user, kind, time, op, comm, root, sent, received):
     buffer, o = _slot(user)
@@ -178,34 +175,107 @@ def on_collective_end(location, time, position, user, attributes, op, comm, root
     return 0
 
 
-@cfunc(_i32(_u64, _u64, _u64, _vp, _vp, _u8, _u32, _u32, _u64, _u64, _u64), cache=True)
-def on_nbc_complete(location, time, position, user, attributes, op, comm, root, sent, received, request):
-    _collective(user, NBC_COMPLETE, time, op, comm, root, sent, received)
-    return 0
+@njit(cache=True, nogil=True)
+def _slot_of(requests, table, request):
+    """Where ``request`` is in table ``table`` of the open-addressing request map, or where it would go."""
+    capacity = requests.shape[2]
+    index = (request * 0x9E3779B97F4A7C15) & (capacity - 1)
+    free = -1
+    for _ in range(capacity):
+        used = requests[table, 2, index]
+        if used == 0:
+            return index if free < 0 else free, False
+        if used == 1 and requests[table, 0, index] == request:
+            return index, True
+        if used == 2 and free < 0:
+            free = index
+        index = (index + 1) & (capacity - 1)
+    return free, False
 
 
-@cfunc(_i32(_u64, _u64, _u64, _vp, _vp, _u32, _u8, _vp, _vp), cache=True)
-def on_metric(location, time, position, user, attributes, metric, count, value_types, values):
-    buffer, o = _slot(user)
-    buffer[o], buffer[o + 1], buffer[o + 2] = METRIC, time, metric
-    given = carray(values, (count,), np.int64)
-    for i in range(min(count, MAX_METRICS)):
-        buffer[o + 3 + i] = given[i]
-    return 0
+@njit(cache=True, nogil=True)
+def _put(requests, pending, table, request, value):
+    """Remember ``value`` for an open request; False when the map is too full (the caller grows it)."""
+    if 2 * (pending[table] + 1) > requests.shape[2]:
+        return False
+    index, found = _slot_of(requests, table, request)
+    if not found:
+        pending[table] += 1
+    requests[table, 0, index] = request
+    requests[table, 1, index] = value
+    requests[table, 2, index] = 1
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _pop(requests, pending, table, request):
+    """The value of a completed request (-1 if unknown), forgetting it."""
+    index, found = _slot_of(requests, table, request)
+    if not found:
+        return -1
+    requests[table, 2, index] = 2
+    pending[table] -= 1
+    return requests[table, 1, index]
 
 
 CALLBACKS = {
     "Enter": on_enter, "Leave": on_leave, "MpiSend": on_send, "MpiIsend": on_isend, "MpiRecv": on_recv,
     "MpiIrecv": on_irecv, "MpiIsendComplete": on_isend_complete, "MpiIrecvRequest": on_irecv_request,
-    "MpiRequestCancelled": on_cancelled, "MpiCollectiveEnd": on_collective_end,
-    "NonBlockingCollectiveComplete": on_nbc_complete, "Metric": on_metric,
+    "MpiCollectiveEnd": on_collective_end,
 }
-"""The compiled callback of every OTF2 event pmkit reads, by OTF2's event name."""
+"""The compiled callback of every frequent OTF2 event pmkit reads, by OTF2's event name.
+
+Each compiled callback costs ~70 ms to load from numba's cache, so the rare events
+(``MpiRequestCancelled``, ``NonBlockingCollectiveComplete``) are recorded by Python callbacks
+(:data:`PYTHON_CALLBACKS`), and the counter callback is loaded only for traces with counters
+(:func:`metric_callback`)."""
+
+
+def metric_callback():
+    """The compiled ``Metric`` callback (loaded on first use: only traces with counters need it)."""
+    return _metric()
+
+
+@cache
+def _metric():
+    @cfunc(_i32(_u64, _u64, _u64, _vp, _vp, _u32, _u8, _vp, _vp), cache=True)
+    def on_metric(location, time, position, user, attributes, metric, count, value_types, values):
+        buffer, o = _slot(user)
+        buffer[o], buffer[o + 1], buffer[o + 2] = METRIC, time, metric
+        given = carray(values, (count,), np.int64)
+        for i in range(min(count, MAX_METRICS)):
+            buffer[o + 3 + i] = given[i]
+        return 0
+    return on_metric
+
+
+def _append(buffer: np.ndarray, fields: tuple) -> None:
+    n = int(buffer[0])
+    buffer[1 + n * WIDTH: 1 + n * WIDTH + len(fields)] = fields
+    buffer[0] = n + 1
+
+
+def _signed(value: int) -> int:
+    """A uint64 as the int64 with the same bits (request ids are stored as int64)."""
+    return value - (1 << 64) if value >= 1 << 63 else value
+
+
+def _py_cancelled(buffer: np.ndarray, time: int, request: int) -> None:
+    _append(buffer, (CANCELLED, time, _signed(request)))
+
+
+def _py_nbc_complete(buffer: np.ndarray, time: int, op: int, comm: int, root: int, sent: int, received: int,
+                     request: int) -> None:
+    _append(buffer, (NBC_COMPLETE, time, op, comm, root, sent, received))
+
+
+PYTHON_CALLBACKS = {"MpiRequestCancelled": _py_cancelled, "NonBlockingCollectiveComplete": _py_nbc_complete}
+"""Rare events recorded in Python: (buffer, time, event arguments) → a record appended to the buffer."""
 
 
 @njit(cache=True, nogil=True)
 def replay(records, count, region_mpi, metric_class, n_metrics, state, stack, stack_metrics, current,
-           nodes, node_metrics, calls, messages, pending_sends, pending_receives):
+           nodes, node_metrics, calls, messages, requests, pending):
     """Replay ``count`` records into the tables; stops with ``state[S_ERROR]`` set when one is full.
 
     ``stack`` rows are (node, enter tick, children's inclusive ticks, call row); ``stack_metrics``
@@ -316,14 +386,15 @@ def replay(records, count, region_mpi, metric_class, n_metrics, state, stack, st
             messages[row, M_COMPLETE] = -1
             if kind == SEND:
                 nodes[top, N_SENT] += length
-                if request != -1:
-                    pending_sends[request] = row
+                if request != -1 and not _put(requests, pending, 0, request, row):
+                    state[S_ERROR] = E_FULL_REQUESTS
+                    state[S_AT] = r
+                    state[S_MESSAGES] -= 1
+                    return
             else:
                 nodes[top, N_RECV] += length
                 if request != -1:
-                    if request in pending_receives:
-                        messages[row, M_POST] = pending_receives[request]
-                        del pending_receives[request]
+                    messages[row, M_POST] = _pop(requests, pending, 1, request)
                     messages[row, M_COMPLETE] = call
             if call >= 0:
                 if kind == SEND:
@@ -342,25 +413,23 @@ def replay(records, count, region_mpi, metric_class, n_metrics, state, stack, st
                     calls[call, C_PEER] = -2
                 calls[call, C_MESSAGES] += 1
         elif kind == ISEND_COMPLETE:
-            request = records[o + 2]
-            if request in pending_sends:
-                row = pending_sends[request]
-                del pending_sends[request]
+            row = _pop(requests, pending, 0, records[o + 2])
+            if row >= 0:
                 messages[row, M_COMPLETE] = call
                 if call >= 0:
                     calls[call, C_COMPLETED] += messages[row, M_BYTES]
             if call >= 0:
                 calls[call, C_FLAGS] |= F_COMPLETE
         elif kind == IRECV_REQUEST:
-            pending_receives[records[o + 2]] = call
+            if not _put(requests, pending, 1, records[o + 2], call):
+                state[S_ERROR] = E_FULL_REQUESTS
+                state[S_AT] = r
+                return
             if call >= 0:
                 calls[call, C_FLAGS] |= F_POST
         elif kind == CANCELLED:
-            request = records[o + 2]
-            if request in pending_sends:
-                del pending_sends[request]
-            if request in pending_receives:
-                del pending_receives[request]
+            _pop(requests, pending, 0, records[o + 2])
+            _pop(requests, pending, 1, records[o + 2])
         elif kind == COLL_END or kind == NBC_COMPLETE:
             nodes[top, N_SENT] += records[o + 5]
             nodes[top, N_RECV] += records[o + 6]

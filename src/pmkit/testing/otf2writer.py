@@ -113,6 +113,13 @@ class RankWriter:
                 self._writer.mpi_irecv(self._tick(end), peer, self.trace.world, tag, nbytes, request)
         self.leave(end, name)
 
+    def cancelled(self, start: float, end: float, request: int) -> None:
+        """An MPI_Wait that finds its request cancelled (MPI_Cancel before it): Score-P records MpiRequestCancelled."""
+        self._pending.pop(request)
+        self.enter(start, "MPI_Wait")
+        self._writer.mpi_request_cancelled(self._tick(end), request)
+        self.leave(end, "MPI_Wait")
+
     def collective(self, start: float, end: float, name: str, nbytes: int = 0, root: int | None = None) -> None:
         """A collective on MPI_COMM_WORLD with Score-P's recorded sizes for a message of ``nbytes``."""
         from otf2.enums import CollectiveOp
