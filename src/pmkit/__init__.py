@@ -1,6 +1,7 @@
 """pmkit: empirical performance modeling of parallel programs.
 
-The public SDK: ``read``, ``model``, ``detect``, the core types, and ``hookimpl`` for plugins.
+The public SDK: ``read``, ``model``, ``detect``, ``call_overheads`` (MPI call overheads of a trace),
+the core types, and ``hookimpl`` for plugins.
 """
 
 from pmkit.constraints import Constraint
@@ -10,6 +11,7 @@ from pmkit.findings import Finding
 from pmkit.hookspecs import hookimpl
 from pmkit.models import Model, ModelSet, Quality
 from pmkit.options import Option
+from pmkit.overhead import call_overheads
 from pmkit.pmnf import Factor, Function, Term
 from pmkit.sdk import detect, model, read
 from pmkit.series import SeriesBatch
@@ -17,5 +19,5 @@ from pmkit.series import SeriesBatch
 __all__ = [
     "CallTree", "Constraint", "EventTable", "Experiment", "ExperimentBuilder", "Factor", "Finding",
     "Function", "InputError", "Metric", "Model", "ModelSet", "Option", "PmkitError",
-    "Quality", "SeriesBatch", "Term", "UsageError", "detect", "hookimpl", "model", "read",
+    "Quality", "SeriesBatch", "Term", "UsageError", "call_overheads", "detect", "hookimpl", "model", "read",
 ]

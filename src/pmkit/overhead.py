@@ -14,6 +14,7 @@ table; the ``kluge`` detector sums it per call site.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,7 +22,8 @@ import numpy as np
 
 from pmkit.calibration.reference import Reference, calibrate
 from pmkit.calibration.samples import communication_rows, group_rows
-from pmkit.experiment import EventTable
+from pmkit.errors import UsageError
+from pmkit.experiment import EventTable, Experiment
 from pmkit.mpi_events import KIND, dense_key, position_in_group
 
 PATTERNS = ("none", "late_sender", "late_receiver", "wait_nxn", "late_broadcast", "early_reduce")
@@ -69,13 +71,22 @@ def self_reference(events: EventTable, rows: np.ndarray, *, q_max: float = 0.95,
                      source=events.source, self_calibrated=True)
 
 
-def call_overheads(events: EventTable, reference: Reference | None = None, *, q_max: float = 0.95,
-                   alpha: float = 0.05, window: float | None = None, critical: str = "exact") -> OverheadTable:
-    """``t_max``, overhead and wait-state pattern of every communication call of ``events`` (see the module).
+def call_overheads(events: EventTable | Experiment, reference: Reference | str | os.PathLike | None = None, *,
+                   q_max: float = 0.95, alpha: float = 0.05, window: float | None = None,
+                   critical: str = "exact") -> OverheadTable:
+    """``t_max``, overhead and wait-state pattern of every communication call of a trace (see the module).
 
-    Without ``reference`` (or for operations it does not cover) the calls are calibrated from the
-    trace itself with ``q_max``, ``alpha``, ``window`` and ``critical``; the notes say so.
+    ``events`` is an experiment read from a trace or its event table; ``reference`` a calibration
+    reference or the path of its JSON file.  Without one (or for operations it does not cover) the
+    calls are calibrated from the trace itself with ``q_max``, ``alpha``, ``window`` and
+    ``critical``; the notes say so.
     """
+    if isinstance(events, Experiment):
+        if events.events is None:
+            raise UsageError("the experiment has no event table: call overheads need a trace (e.g. traces.otf2)")
+        events = events.events
+    if reference is not None and not isinstance(reference, Reference):
+        reference = Reference.load(reference)
     communicating = communication_rows(events)
     rows = np.nonzero(communicating)[0]
     notes: list[str] = []

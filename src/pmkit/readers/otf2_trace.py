@@ -37,8 +37,12 @@ from pmkit.readers.cube_study import Run
 
 _CUBE_OPTIONS = {option.name: option for option in CubeReader.options}
 
-PARALLEL_MIN_EVENTS = 2_000_000
-"""From this many events on, a run's locations are read in chunks on several threads."""
+PARALLEL_MIN_EVENTS = 4_000_000
+"""From this many events on, a run's locations are read in chunks on several threads.  Only the
+reading and replay run in parallel (the assembly of the experiment does not), so threads pay for
+traces with many events per MPI call.  Measured with bench/otf2_read.py (8 ranks, a loaded 2-core
+machine): 2.0 M events with 333 k MPI calls read at 3.8 M events/s on one thread and 2.7 M/s on two;
+8.0 M events with the same calls at 13.3 M/s on one and 23 M/s on two."""
 
 BASE_METRICS = (
     Metric("time", "sec", False, "time spent in the call path, from the trace's enter and leave events"),
