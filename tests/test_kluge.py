@@ -132,15 +132,22 @@ def test_inputs_without_events_give_no_findings_and_bad_references_one_line(late
         pmkit.detect(experiment, models, ["kluge"], reference=str(tmp_path / "bad.json"))
 
 
-def test_show_carries_the_findings_with_their_evidence(late_run, capsys):
+def test_show_carries_the_findings_with_their_evidence(late_run, reference_file, capsys, tmp_path):
     from pmkit.cli import main
 
     folder, _ = late_run
     assert main(["show", str(folder), "--detector", "kluge"]) == 0
     out = capsys.readouterr().out
     assert "late sender overhead" in out and "kluge" in out
-    assert main(["show", str(folder), "--detector", "kluge", "--json"]) == 0
+    assert main(["show", str(folder), "--json", "-D", f"kluge.reference={reference_file}"]) == 0
     document = json.loads(capsys.readouterr().out)
-    finding = document["findings"][0]
-    assert finding["detector"] == "kluge" and finding["callpath"] == RECV_CALLPATH
+    finding = next(f for f in document["findings"] if f["detector"] == "kluge")
+    assert finding["callpath"] == RECV_CALLPATH and finding["title"] == "late sender overhead"
+    assert finding["evidence"]["reference"] == str(reference_file)
     assert finding["evidence"]["largest"][0]["rank"] in (1, 2, 3)
+    assert main(["show", str(folder), "--detector", "kluge", "-D", "q_max=0.9", "-D", "instances=2", "--json"]) == 0
+    evidence = json.loads(capsys.readouterr().out)["findings"][0]["evidence"]
+    assert evidence["self_calibrated"] and len(evidence["largest"]) == 2
+    assert main(["show", str(folder), "-D", f"kluge.reference={tmp_path / 'none.json'}"]) == 1
+    err = capsys.readouterr().err
+    assert "none.json" in err and len(err.strip().splitlines()) == 1

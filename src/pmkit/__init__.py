@@ -1,9 +1,11 @@
 """pmkit: empirical performance modeling of parallel programs.
 
-The public SDK: ``read``, ``model``, ``detect``, ``call_overheads`` (MPI call overheads of a trace),
-the core types, and ``hookimpl`` for plugins.
+The public SDK: ``read``, ``model``, ``detect``, ``load_prior``, ``analyse`` (all of it at once, as
+``pmkit show`` does), ``call_overheads`` (the MPI call overheads of a trace), the core types, and
+``hookimpl`` for plugins.
 """
 
+from pmkit.analysis import Analysis
 from pmkit.constraints import Constraint
 from pmkit.errors import InputError, PmkitError, UsageError
 from pmkit.experiment import CallTree, EventTable, Experiment, ExperimentBuilder, Metric
@@ -13,11 +15,12 @@ from pmkit.models import Model, ModelSet, Quality
 from pmkit.options import Option
 from pmkit.overhead import call_overheads
 from pmkit.pmnf import Factor, Function, Term
-from pmkit.sdk import detect, model, read
+from pmkit.sdk import analyse, detect, load_prior, model, read
 from pmkit.series import SeriesBatch
 
 __all__ = [
-    "CallTree", "Constraint", "EventTable", "Experiment", "ExperimentBuilder", "Factor", "Finding",
+    "Analysis", "CallTree", "Constraint", "EventTable", "Experiment", "ExperimentBuilder", "Factor", "Finding",
     "Function", "InputError", "Metric", "Model", "ModelSet", "Option", "PmkitError",
-    "Quality", "SeriesBatch", "Term", "UsageError", "call_overheads", "detect", "hookimpl", "model", "read",
+    "Quality", "SeriesBatch", "Term", "UsageError", "analyse", "call_overheads", "detect", "hookimpl", "load_prior",
+    "model", "read",
 ]

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from pmkit.cli.common import EXIT_OK, output_console, plugin_registry, say, stderr, write_json
+from pmkit.cli.common import EXIT_OK, check_out, output, output_console, plugin_registry, say, stderr, write_json
 
 
 def add_parser(sub: Any) -> None:
@@ -49,6 +49,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
         raise UsageError(f"--alpha must lie between 0 and 1 (exclusive), got {args.alpha:g}")
     if args.window is not None and args.window <= 0:
         raise UsageError(f"--window must be a positive number of seconds, got {args.window:g}")
+    check_out(args.out, [args.path])
     resolution = args.resolution
     if args.path.is_file() and args.path.suffix.lower() == ".csv":
         if args.callpath_prefix or args.region:
@@ -72,16 +73,14 @@ def run_calibrate(args: argparse.Namespace) -> int:
     reference = calibrate(samples, q_max=args.q_max, alpha=args.alpha, window=args.window,
                           resolution=resolution or 1e-9, critical=args.critical, source=str(args.path))
     if args.out is not None:
-        try:
-            reference.save(args.out)
-        except OSError as exc:
-            raise UsageError(f"cannot write --out {args.out}: {exc.strerror or exc}") from None
+        write_json(reference.to_json(), args.out, [args.path])
     if args.json:
         write_json(reference.to_json(), None)
     else:
-        console = output_console(None)
-        console.print(calibration_table(reference, title=f"{args.path} — {len(reference.groups)} groups"))
+        with output(None) as stream:
+            output_console(stream, None).print(calibration_table(reference, title=f"{args.path} — "
+                                                                 f"{len(reference.groups)} groups"))
     if args.out is not None:
         say(stderr(), "wrote", "green", f"{args.out} ({len(reference.groups)} groups); use it with "
-                                        f"pmkit show TRACE -D reference={args.out}")
+                                        f"pmkit show TRACE -D kluge.reference={args.out}")
     return EXIT_OK

@@ -43,7 +43,9 @@ class KlugeDetector:
         Option("instances", int, 5, "largest instances listed per finding"),
     )
 
-    def detect(self, experiment: Experiment, models: ModelSet, **options: Any) -> list[Finding]:
+    def detect(self, experiment: Experiment, models: ModelSet, reference: str = "", q_max: float = 0.95,
+               alpha: float = 0.05, window: float = 0.0, min_share: float = 0.01, instances: int = 5
+               ) -> list[Finding]:
         """One finding per call site with overhead; none when the input has no event table."""
         events = experiment.events
         if events is None or not len(events):
@@ -51,13 +53,9 @@ class KlugeDetector:
         from pmkit.calibration.reference import Reference
         from pmkit.overhead import call_overheads
 
-        path = str(options.get("reference") or "")
-        reference = Reference.load(path) if path else None
-        window = float(options.get("window") or 0.0)
-        table = call_overheads(events, reference, q_max=float(options.get("q_max", 0.95)),
-                               alpha=float(options.get("alpha", 0.05)), window=window or None)
-        return findings(table, experiment, float(options.get("min_share", 0.01)), int(options.get("instances", 5)),
-                        path)
+        calibrated = Reference.load(reference) if reference else None
+        table = call_overheads(events, calibrated, q_max=q_max, alpha=alpha, window=window or None)
+        return findings(table, experiment, min_share, instances, reference)
 
 
 def findings(table: Any, experiment: Experiment, min_share: float, instances: int, reference: str) -> list[Finding]:

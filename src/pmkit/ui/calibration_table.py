@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from pmkit.calibration.reference import Reference
-from pmkit.ui.quantities import format_value
+from pmkit.ui.quantities import format_figure, format_value
 
 MODEL_STYLES = {"poisson": "green", "exponential": "green", "constant": "cyan", "empirical": "yellow"}
 
@@ -37,9 +37,9 @@ def calibration_table(reference: Reference, *, title: str | None = None) -> Rend
     for group in reference.groups:
         fits = [f for f in group.fit.fits if math.isfinite(f.chi2)]
         best = group.fit.chosen or (min(fits, key=lambda f: f.chi2) if fits else None)
-        chi2 = "–" if best is None else f"{best.chi2:.3g}"
+        chi2 = "–" if best is None else format_figure(best.chi2)
         if best is not None and math.isfinite(best.critical):
-            chi2 += f" {'≤' if best.accepted else '>'} {best.critical:.3g}"
+            chi2 += f" {'≤' if best.accepted else '>'} {format_figure(best.critical)}"
         model = Text(group.fit.model, style=MODEL_STYLES.get(group.fit.model, ""))
         if group.fit.notes:
             model.append(" *", style="yellow")
