@@ -12,6 +12,7 @@ import pytest
 from pmkit.calibration.distributions import (
     chi2_critical,
     class_counts,
+    error_classes,
     fit_model,
     fit_sample,
     wilson_hilferty,
@@ -38,13 +39,15 @@ def test_closed_form_maximum_likelihood_matches_a_numeric_maximum():
     from scipy.optimize import minimize_scalar
     from scipy.stats import poisson
 
-    counts = class_counts(_geometric_sample() - 2e-6, WINDOW)
+    errors = _geometric_sample() - 2e-6
+    counts = class_counts(errors, WINDOW)
     k = np.arange(len(counts))
-    poisson_fit = fit_model("poisson", counts, WINDOW, 0.95, 0.05)
+    classes = error_classes(errors, WINDOW)
+    poisson_fit = fit_model("poisson", classes, WINDOW, 0.95, 0.05)
     numeric = minimize_scalar(lambda lam: -np.sum(counts * poisson.logpmf(k, lam)), bounds=(0.01, 50),
                               method="bounded")
     assert poisson_fit.parameter == pytest.approx(numeric.x, rel=1e-4)
-    exponential_fit = fit_model("exponential", counts, WINDOW, 0.95, 0.05)
+    exponential_fit = fit_model("exponential", classes, WINDOW, 0.95, 0.05)
 
     def negative_log_likelihood(rate: float) -> float:  # eq. 6: p_k = e^(−λki)(1 − e^(−λi))
         return -float(np.sum(counts * (-rate * k * WINDOW + np.log1p(-np.exp(-rate * WINDOW)))))
@@ -103,6 +106,16 @@ def test_degenerate_samples_get_a_stated_result():
     assert empty.n == 0 and math.isnan(empty.t_max)
     with pytest.raises(ValueError):
         fit_sample(_poisson_sample(), q_max=1.0)
+
+
+def test_a_fine_window_and_far_outliers_stay_cheap():
+    """A 1 ns window under 20 ms outliers would be 2·10⁷ classes (minutes of pooling); only the classes
+    that expect calls are histogrammed, the rest is one tail class."""
+    sample = np.concatenate([_poisson_sample(1000), [0.02, 0.015]])
+    fit = fit_sample(sample, window=1e-9)
+    assert fit.model == "empirical" and all(f.dof < 1000 for f in fit.fits)
+    pooled = fit_sample(sample, window=WINDOW)
+    assert pooled.fits[0].chi2 > pooled.fits[0].critical  # the outliers land in the tail class and reject
 
 
 def test_t_max_is_stable_with_sample_size():

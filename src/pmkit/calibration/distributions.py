@@ -50,10 +50,14 @@ def chi2_critical(dof: int, alpha: float, method: str = "exact") -> float:
     return float(chi2.ppf(1.0 - alpha, dof))
 
 
+def error_classes(errors: np.ndarray, window: float) -> np.ndarray:
+    """The class ``k = floor(error / window)`` of every error (errors are ``t − min(S)`` ≥ 0)."""
+    return np.maximum(np.floor(np.asarray(errors, dtype=float) / window + 1e-9), 0).astype(np.int64)
+
+
 def class_counts(errors: np.ndarray, window: float) -> np.ndarray:
-    """Counts of errors per class ``k = floor(error / window)``, k = 0 … max."""
-    classes = np.floor(np.asarray(errors, dtype=float) / window + 1e-9).astype(np.int64)
-    return np.bincount(np.maximum(classes, 0))
+    """Counts of errors per class ``k = floor(error / window)``, k = 0 … max (a histogram)."""
+    return np.bincount(error_classes(errors, window))
 
 
 def auto_window(sample: np.ndarray, resolution: float) -> float:
@@ -83,68 +87,85 @@ class ModelFit:
                 "log_likelihood": self.log_likelihood}
 
 
-def _probabilities(model: str, parameter: float, classes: int) -> np.ndarray:
-    """P(class k) for k < classes, and the tail P(class ≥ classes) as the last entry."""
-    from scipy.stats import poisson
+def _log_pmf(model: str, parameter: float, k: np.ndarray) -> np.ndarray:
+    from scipy.stats import geom, poisson
 
-    k = np.arange(classes)
     if model == "poisson":
-        p = poisson.pmf(k, parameter)
-    else:  # geometric classes of the discretized exponential, q = e^(−λi)
-        q = parameter
-        p = (1.0 - q) * q ** k
-    return np.append(p, max(0.0, 1.0 - float(p.sum())))
+        return poisson.logpmf(k, parameter)
+    return geom.logpmf(k + 1, 1.0 - parameter)  # geometric classes of the exponential, q = e^(−λi)
+
+
+def _cdf(model: str, parameter: float, k: np.ndarray) -> np.ndarray:
+    from scipy.stats import geom, poisson
+
+    if model == "poisson":
+        return poisson.cdf(k, parameter)
+    return geom.cdf(k + 1, 1.0 - parameter)
 
 
 def _pooled(observed: np.ndarray, expected: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Merge neighbouring classes (left to right) until each expects at least MIN_EXPECTED."""
-    obs, exp = [], []
-    o_acc = e_acc = 0.0
-    for o, e in zip(observed, expected, strict=True):
-        o_acc += o
-        e_acc += e
-        if e_acc >= MIN_EXPECTED:
-            obs.append(o_acc)
-            exp.append(e_acc)
-            o_acc = e_acc = 0.0
-    if e_acc > 0 or o_acc > 0:
-        if obs:
-            obs[-1] += o_acc
-            exp[-1] += e_acc
+    """Merge neighbouring classes, left to right, until each expects at least MIN_EXPECTED calls; what
+    is left at the end joins the last pooled class."""
+    cumulative = np.cumsum(expected)
+    bounds = []
+    start, before = 0, 0.0
+    while start < len(expected):
+        end = int(np.searchsorted(cumulative, before + MIN_EXPECTED, side="left"))
+        if end >= len(expected):
+            break
+        bounds.append(end + 1)
+        before = cumulative[end]
+        start = end + 1
+    if not bounds or bounds[-1] != len(expected):
+        if bounds:
+            bounds[-1] = len(expected)
         else:
-            obs.append(o_acc)
-            exp.append(e_acc)
-    return np.array(obs), np.array(exp)
+            bounds = [len(expected)]
+    edges = np.array([0, *bounds])
+    obs = np.add.reduceat(observed, edges[:-1])
+    exp = np.add.reduceat(expected, edges[:-1])
+    return obs, exp
 
 
-def fit_model(model: str, counts: np.ndarray, window: float, q_max: float, alpha: float,
+def fit_model(model: str, classes: np.ndarray, window: float, q_max: float, alpha: float,
               critical: str = "exact") -> ModelFit:
-    """Fit ``model`` to class ``counts`` by maximum likelihood and test it (see the module)."""
-    from scipy.stats import poisson
+    """Fit ``model`` to the error ``classes`` of a sample by maximum likelihood and test it (see the module).
 
-    n = float(counts.sum())
-    mean = float(np.dot(np.arange(len(counts)), counts)) / n
+    Only the classes that expect calls are histogrammed: beyond the class where fewer than
+    MIN_EXPECTED calls remain expected everything is one tail class, so a fine window or a far
+    outlier does not make millions of classes.
+    """
+    from scipy.stats import geom, poisson
+
+    classes = np.asarray(classes, dtype=np.int64)
+    n = float(len(classes))
+    mean = float(classes.mean())
     if model == "poisson":
         parameter = mean  # the MLE of λ is the mean class
         quantile_class = float(poisson.ppf(q_max, parameter)) if parameter > 0 else 0.0
         error_quantile = (quantile_class + 1.0) * window
+        shown = parameter
+        last = int(poisson.isf(MIN_EXPECTED / n, parameter)) + 1 if parameter > 0 else 1
     elif model == "exponential":
         parameter = mean / (1.0 + mean)  # MLE of q = e^(−λi) for geometric classes
         rate = -math.log(parameter) / window if parameter > 0 else math.inf
         error_quantile = -math.log(1.0 - q_max) / rate if rate > 0 and math.isfinite(rate) else window
+        shown = rate
+        last = int(geom.isf(MIN_EXPECTED / n, 1.0 - parameter)) if parameter > 0 else 1
     else:
         raise ValueError(f"unknown model {model!r}; choose one of {', '.join(MODELS)}")
-    probabilities = _probabilities(model, parameter, len(counts))
-    with np.errstate(divide="ignore"):
-        log_likelihood = float(np.sum(counts * np.log(np.maximum(probabilities[:-1], 1e-300))))
-    observed, expected = _pooled(np.append(counts, 0.0), n * probabilities)
+    log_likelihood = float(np.sum(np.maximum(_log_pmf(model, parameter, classes), -700.0)))
+    last = max(1, min(last, int(classes.max()) + 1))
+    k = np.arange(last)
+    cdf = _cdf(model, parameter, k)
+    expected = n * np.append(np.diff(cdf, prepend=0.0), max(0.0, 1.0 - float(cdf[-1])))
+    observed = np.append(np.bincount(classes[classes < last], minlength=last), (classes >= last).sum()).astype(float)
+    observed, expected = _pooled(observed, expected)
     chi2 = float(np.sum((observed - expected) ** 2 / np.maximum(expected, 1e-300)))
     dof = len(observed) - 2  # classes − 1 − one fitted parameter
     if dof < 1:
-        return ModelFit(model, parameter if model == "poisson" else -math.log(max(parameter, 1e-300)) / window,
-                        chi2, dof, math.nan, None, error_quantile, log_likelihood)
+        return ModelFit(model, shown, chi2, dof, math.nan, None, error_quantile, log_likelihood)
     limit = chi2_critical(dof, alpha, critical)
-    shown = parameter if model == "poisson" else -math.log(max(parameter, 1e-300)) / window
     return ModelFit(model, shown, chi2, dof, limit, chi2 <= limit, error_quantile, log_likelihood)
 
 
@@ -192,11 +213,11 @@ def fit_sample(sample: np.ndarray, *, q_max: float = 0.95, alpha: float = 0.05, 
     if values.size < MIN_SAMPLE:
         notes.append(f"only {values.size} calls: t_max is the empirical {q_max:g} quantile, no model was fitted")
         return SampleFit(int(values.size), t_min, width, "empirical", empirical, notes=notes)
-    counts = class_counts(values - t_min, width)
-    if len(counts) == 1:
+    classes = error_classes(values - t_min, width)
+    if classes.max() == 0:
         notes.append("every call took the same time (one class): t_max = min(S)")
         return SampleFit(int(values.size), t_min, width, "constant", t_min + width, notes=notes)
-    fits = [fit_model(model, counts, width, q_max, alpha, critical) for model in MODELS]
+    fits = [fit_model(model, classes, width, q_max, alpha, critical) for model in MODELS]
     accepted = [f for f in fits if f.accepted]
     untested = [f for f in fits if f.accepted is None]
     if accepted:
