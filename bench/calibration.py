@@ -6,8 +6,9 @@
    3000 ``MPI_Allreduce`` calls (one number, 8 processes) and finds t_max stable from about 200
    calls.  This runs the same measurement (``bench/mpi_kluge_app.py --sizes 8 --repetitions N``
    under mpirun, unless ``--sample FILE.csv`` is given) and prints t_max of the first n calls for
-   n = 50, 60, …, N, as the spread of t_max over n < 200 and over n ≥ 200 relative to t_max(N), once
-   for the model-based t_max and once for a synthetic Poisson sample (the paper's model).
+   n = 50, 60, …, N, as the spread of t_max over n < 200 and over n ≥ 200 relative to t_max(N) —
+   for the calls in the order measured (as the paper), in random order (sampling alone, without a
+   shared machine's drifting load), and for a synthetic Poisson sample (the paper's model).
 2. **Model acceptance** on the calibration traces of ``bench/kluge_traces.py`` (``DATA/calibration``):
    how many (op, P, bytes) groups keep a Poisson or exponential model at each histogram window.
 3. **T_f interpolation**: leave one message size out of every (op, P) series and predict its t_max
@@ -124,7 +125,9 @@ def main() -> int:
     else:
         sample = sample_from_mpi(args.processes, args.repetitions, args.data / "timings" / "stability")
         sample = sample[: args.repetitions]  # the calls of rank 0, in order
-    stability(sample, f"real MPI_Allreduce, 8 bytes, {args.processes} processes", None, 1e-9)
+    stability(sample, f"real MPI_Allreduce, 8 bytes, {args.processes} processes, first n calls", None, 1e-9)
+    shuffled = np.random.default_rng(0).permutation(sample)
+    stability(shuffled, "the same calls in random order (sampling alone, without the machine's drift)", None, 1e-9)
     rng = np.random.default_rng(2005)
     synthetic = 5e-6 + 1e-7 * rng.poisson(4.0, args.repetitions)
     stability(synthetic, "synthetic Poisson sample (the paper's model)", 1e-7, 1e-9)

@@ -5,14 +5,17 @@
 Reads the traces ``bench/kluge_traces.py`` wrote: the calibration runs (``DATA/calibration``, one
 per process count) become a reference with pmkit's calibration; every application run
 (``DATA/study/app.p{P}.r{R}``) is analysed with that reference and self-calibrated.  Ground truth
-is ``injected.json``: the ``MPI_Recv`` calls that wait because of the injected delay (the wave of
-late senders around the ring).  Per run and setting it prints, over the application's calls:
+is ``injected.json``: the N (rank, iteration) pairs that wait because of the injected delay (the
+wave around the ring); a pair is found when its ``MPI_Send`` or its ``MPI_Recv`` has overhead
+(which of the two waits depends on the MPI library's protocol).  Per run and setting it prints,
+over the application's calls:
 
-* precision and recall of Kluge's rule itself (a call has overhead when its time exceeds t_max);
-* R-precision: of the N calls with the largest overhead (N = injected calls), the share injected;
-* the share of all overhead the injected calls carry;
-* the rank of the injected call site among the detector's findings (1 = reported first) and its
-  pattern, and the share of the finding's listed largest instances that are injected.
+* precision (flagged calls that belong to an injected pair) and recall (injected pairs with a
+  flagged call) of Kluge's rule itself: a call has overhead when its time exceeds t_max;
+* R-precision: of the N calls with the largest overhead, the share belonging to injected pairs;
+* the share of all overhead the injected pairs carry;
+* the rank among the detector's findings of the first finding at an exchange call site (1 =
+  reported first), its title, and the share of its listed largest instances that are injected.
 """
 
 from __future__ import annotations
@@ -39,25 +42,27 @@ def evaluate(run: Path, reference, q_max: float) -> dict:
     table = call_overheads(events, reference, q_max=q_max)
     paths = np.array([cp.path for cp in events.callpaths] + [""], dtype=object)[table["callpath"]]
     app = np.array([p.startswith("main->app") for p in paths])
-    truth = {(int(rank), round(start, 9)) for rank, start in injected["recv_starts"]}
-    is_true = np.array([(int(r), round(float(s), 9)) in truth for r, s in zip(table["rank"], table["start"],
-                                                                               strict=True)])
+    pair_of = {(int(rank), round(start, 9)): (int(rank), int(iteration))
+               for rank, iteration, _, start in injected["calls"]}
+    pairs = [pair_of.get((int(r), round(float(s), 9))) for r, s in zip(table["rank"], table["start"], strict=True)]
+    is_true = np.array([p is not None for p in pairs])
     overhead = np.nan_to_num(table["overhead"], nan=0.0)
     flagged = (overhead > 0) & app
-    tp, fp, fn = int((flagged & is_true).sum()), int((flagged & ~is_true).sum()), int((~flagged & is_true).sum())
-    top = np.argsort(-np.where(app, overhead, -1.0), kind="stable")[: len(truth)]
+    found_pairs = {pairs[i] for i in np.nonzero(flagged & is_true)[0]}
+    n_pairs = len(injected["waits"])
+    top = np.argsort(-np.where(app, overhead, -1.0), kind="stable")[:n_pairs]
     found = findings(table, experiment, 0.0, 10, "reference" if reference is not None else "")
-    order = [f.callpath for f in found if f.callpath.startswith("main->app")]
-    target = injected["callpath"]
-    rank = order.index(target) + 1 if target in order else None
-    listed = next((f.evidence["largest"] for f in found if f.callpath == target), [])
-    listed_true = sum((i["rank"], round(i["start"], 9)) in truth for i in listed)
-    pattern = next((f.title for f in found if f.callpath == target), "–")
-    return {"truth": len(truth), "tp": tp, "fp": fp, "fn": fn,
-            "precision": tp / max(tp + fp, 1), "recall": tp / max(tp + fn, 1),
-            "r_precision": float(is_true[top].mean()) if len(truth) else float("nan"),
+    exchange = [i for i, f in enumerate(found) if f.callpath in injected["callpaths"]]
+    first = found[exchange[0]] if exchange else None
+    listed = first.evidence["largest"] if first else []
+    listed_true = sum((i["rank"], round(i["start"], 9)) in pair_of for i in listed)
+    return {"truth": n_pairs, "precision": float(is_true[flagged].mean()) if flagged.any() else float("nan"),
+            "recall": len(found_pairs) / max(n_pairs, 1),
+            "r_precision": float(is_true[top].mean()) if n_pairs else float("nan"),
             "share": float(overhead[is_true].sum() / max(overhead[app].sum(), 1e-300)),
-            "rank": rank, "pattern": pattern, "listed": f"{listed_true}/{len(listed)}"}
+            "rank": exchange[0] + 1 if exchange else None,
+            "pattern": f"{first.callpath.rsplit('->', 1)[-1]}: {first.title}" if first else "–",
+            "listed": f"{listed_true}/{len(listed)}"}
 
 
 def main() -> int:

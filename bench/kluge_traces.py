@@ -8,9 +8,13 @@ pmkit's writer (``pmkit.testing.otf2writer``: the events Score-P records for the
 writes two study folders in Extra-P's naming, ``OUT/calibration/calib.p{P}.r1/traces.otf2`` (the
 benchmark sample, for ``pmkit calibrate``) and ``OUT/study/app.p{P}.r{R}/traces.otf2`` (the
 application), and next to each application trace ``injected.json``: the late rank,
-the iterations with the delay, and the start time (seconds in the trace) of every ``MPI_Recv``
-that waits because of it — rank L+j in iteration k+j−1 for j = 1 … P−1, the wave of late senders
-around the ring (see ``mpi_kluge_app.py``) — the instances a detector should find.  Generated
+the iterations with the delay, and the (rank, iteration) pairs that wait because of it — rank L+j
+in iteration k+j−1 for j = 1 … P−1, the wave around the ring (see ``mpi_kluge_app.py``) — with the
+start times (seconds in the trace) of their ``MPI_Send`` and ``MPI_Recv``: the instances a detector
+should find.  Where the wait lands depends on the MPI library: with an eager send the receive waits
+for the late sender; Open MPI 4.1 with two ranks here blocks the *send* until the late rank
+receives (a late receiver), so both calls of a waiting pair count.  ``--from-timings`` rewrites the
+traces from timings measured before, without running MPI.  Generated
 files stay out of git (``bench/.kluge`` is ignored); the generator is what is committed.
 """
 
@@ -54,7 +58,8 @@ def write_trace(timings: Path, folder: Path) -> dict:
     late_iterations = [k for k in range(int(settings["iterations"])) if late_every and k % late_every == LATE_PHASE]
     waits = {((late_rank + j) % size, k + j - 1) for k in late_iterations for j in range(1, size)}
     injected = {"late_rank": late_rank, "iterations": late_iterations, "delay": float(settings["delay"]),
-                "callpath": "main->app->exchange->MPI_Recv", "waits": sorted(waits), "recv_starts": []}
+                "callpaths": ["main->app->exchange->MPI_Send", "main->app->exchange->MPI_Recv"],
+                "waits": sorted(waits), "calls": []}
     if folder.exists():
         shutil.rmtree(folder)
     with TraceWriter(folder, ranks=len(documents), timer_resolution=1_000_000_000, program="mpi_kluge_app") as trace:
@@ -76,10 +81,11 @@ def write_trace(timings: Path, folder: Path) -> dict:
                     writer.send(s, e, dest=call["peer"], nbytes=call["nbytes"], tag=call["tag"])
                 elif name == "MPI_Recv":
                     writer.recv(s, e, source=call["peer"], nbytes=call["nbytes"], tag=call["tag"])
-                    if (document["rank"], call.get("iteration")) in waits:
-                        injected["recv_starts"].append((document["rank"], s))
                 else:
                     writer.collective(s, e, name, nbytes=call["nbytes"])
+                if call is not None and (document["rank"], call.get("iteration")) in waits and name in ("MPI_Send",
+                                                                                                       "MPI_Recv"):
+                    injected["calls"].append((document["rank"], call["iteration"], name, s))
             while stack:
                 done, region = stack.pop()
                 writer.leave((done - origin) / 1e9, region)
@@ -93,7 +99,15 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=HERE / ".kluge")
     parser.add_argument("--processes", default="2,4,8")
     parser.add_argument("--runs", type=int, default=2, help="repetitions of each process count")
+    parser.add_argument("--from-timings", action="store_true", help="rewrite the traces from OUT/timings only")
     args, app_args = parser.parse_known_args()
+    if args.from_timings:
+        for timings in sorted((args.out / "timings").glob("*.p*")):
+            kind = "calibration" if timings.name.startswith("calib") else "study"
+            name = timings.name if kind == "study" else f"{timings.name}.r1"
+            write_trace(timings, args.out / kind / name)
+            print(f"{timings} → {args.out / kind / name}", flush=True)
+        return 0
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     for p in [int(x) for x in args.processes.split(",")]:
         timings = run_mpi(p, args.out / "timings" / f"calib.p{p}", [*app_args, "--iterations", "0"])
@@ -102,7 +116,7 @@ def main() -> int:
         for rep in range(1, args.runs + 1):
             timings = run_mpi(p, args.out / "timings" / f"app.p{p}.r{rep}", [*app_args, "--repetitions", "0"])
             injected = write_trace(timings, args.out / "study" / f"app.p{p}.r{rep}")
-            print(f"p={p} r={rep}: {len(injected['recv_starts'])} injected late-sender instances "
+            print(f"p={p} r={rep}: {len(injected['waits'])} calls wait for the injected delay "
                   f"→ {args.out / 'study' / f'app.p{p}.r{rep}'}", flush=True)
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     return 0

@@ -107,6 +107,12 @@ def test_wait_states_as_scalasca_names_them(tmp_path):
         r1.collective(0.405, 0.41, "MPI_Bcast", nbytes=8, root=1)
         r0.collective(0.50, 0.60, "MPI_Reduce", nbytes=8, root=0)  # early reduce: the root waits until 0.58
         r1.collective(0.58, 0.60, "MPI_Reduce", nbytes=8, root=0)
+        r1.send(0.70, 0.75, dest=0, nbytes=10, tag=7)  # late receiver by progress: rank 0 comes into MPI at
+        r0.send(0.7498, 0.7499, dest=1, nbytes=10, tag=8)  # 0.7498 (its own send), receives only after 0.75
+        r0.recv(0.7501, 0.76, source=1, nbytes=10, tag=7)
+        r1.recv(0.76, 0.77, source=0, nbytes=10, tag=8)
+        r0.recv(0.80, 0.86, source=1, nbytes=10, tag=9)  # rank 0 already waits in MPI: no late receiver
+        r1.send(0.85, 0.86, dest=0, nbytes=10, tag=9)
 
     events = _two_ranks(tmp_path / "run", script)
     table = call_overheads(events)
@@ -118,6 +124,8 @@ def test_wait_states_as_scalasca_names_them(tmp_path):
     assert got[(1, 0.29)] == ("none", 0.0)
     assert got[(0, 0.4)] == ("late_broadcast", 0.005)
     assert got[(0, 0.5)] == ("early_reduce", 0.08)
+    assert got[(1, 0.7)] == ("late_receiver", 0.0498)
+    assert got[(0, 0.8)] == ("late_sender", 0.05) and got[(1, 0.85)] == ("none", 0.0)
     assert set(table.pattern_names()) <= set(PATTERNS)
 
 

@@ -5,11 +5,12 @@ calibration reference (:mod:`pmkit.calibration`) — or, without one, from the t
 the same (operation, processes, bytes), which is weaker (the sample includes the overhead it is
 meant to find) and is said so — and its overhead ``max(0, duration − t_max)``.  Where the trace
 shows why a call waited, the wait is named as Scalasca names it (:data:`PATTERNS`): a receive that
-started before its matched send (**late sender**), a blocking send that ran until its receive was
-posted (**late receiver**), an all-to-all collective waiting for its last process (**wait at
-N×N**), a broadcast's non-root waiting for the root (**late broadcast**), a reduction's root
-waiting for the last sender (**early reduce**).  :func:`call_overheads` returns the per-instance
-table; the ``kluge`` detector sums it per call site.
+started before its matched send (**late sender**); a blocking send that ran until the receiving
+process came into MPI — its receive, or another MPI call that progressed the message, as Open
+MPI's shared-memory transport needs (bench/README.md) — (**late receiver**); an all-to-all
+collective waiting for its last process (**wait at N×N**); a broadcast's non-root waiting for the
+root (**late broadcast**); a reduction's root waiting for the last sender (**early reduce**).
+:func:`call_overheads` returns the per-instance table; the ``kluge`` detector sums it per call site.
 """
 
 from __future__ import annotations
@@ -141,10 +142,13 @@ def wait_states(events: EventTable) -> tuple[np.ndarray, np.ndarray]:
     late = start[s] > start[r]
     wait = np.minimum(start[s], end[r]) - start[r]
     _keep_largest(pattern, waiting, r[late], wait[late], PATTERNS.index("late_sender"))
-    # late receiver: a blocking send (or its completion) ran on until the receive was posted
+    # late receiver: a blocking send ran on until the receiving process came into MPI
     blocking = np.isin(kind[s], [KIND["send"], KIND["sendrecv"]])
-    late = blocking & (posted > start[s]) & (posted < end[s])
-    _keep_largest(pattern, waiting, s[late], (posted - start[s])[late], PATTERNS.index("late_receiver"))
+    s_b, posted_b = s[blocking], posted[blocking]
+    receiver = events["rank"][r[blocking]]
+    arrived = np.minimum(posted_b, _next_mpi_entry(events, events["run"][s_b], receiver, start[s_b]))
+    late = (arrived > start[s_b]) & (arrived < end[s_b])
+    _keep_largest(pattern, waiting, s_b[late], (arrived - start[s_b])[late], PATTERNS.index("late_receiver"))
 
     # collectives: group the calls of one operation
     instance = events["instance"]
@@ -169,6 +173,31 @@ def wait_states(events: EventTable) -> tuple[np.ndarray, np.ndarray]:
         _keep_largest(pattern, waiting, roots, np.minimum(senders_last[instance[roots]], end[roots]) - start[roots],
                       PATTERNS.index("early_reduce"))
     return pattern, waiting
+
+
+def _next_mpi_entry(events: EventTable, run: np.ndarray, rank: np.ndarray, time: np.ndarray) -> np.ndarray:
+    """When process ``rank`` of ``run`` next entered an MPI call at or after ``time`` — or ``time``
+    itself if it was inside one then (it could progress a message at once); inf if never."""
+    start, end = events["start"], events["end"]
+    process = dense_key([events["run"], events["rank"]])
+    order = np.lexsort((start, process))
+    span = float(np.nanmax(end) - np.nanmin(start)) + 1.0 if len(start) else 1.0
+    base = float(np.nanmin(start)) if len(start) else 0.0
+    keys = process[order] * span + (start[order] - base)
+    lookup = {(int(a), int(b)): int(k) for a, b, k in zip(events["run"], events["rank"], process, strict=True)}
+    wanted = np.array([lookup.get((int(a), int(b)), -1) for a, b in zip(run, rank, strict=True)], np.int64)
+    query = wanted * span + (time - base)
+    after = np.searchsorted(keys, query, side="left")
+    out = np.full(len(time), np.inf)
+    has = (after < len(order)) & (wanted >= 0)
+    same = np.zeros(len(time), bool)
+    same[has] = process[order[after[has]]] == wanted[has]
+    out[same] = start[order[after[same]]]
+    # inside an MPI call at ``time``: the call before it on the same process has not ended yet
+    before = after - 1
+    inside = (before >= 0) & (wanted >= 0)
+    inside[inside] = (process[order[before[inside]]] == wanted[inside]) & (end[order[before[inside]]] > time[inside])
+    return np.where(inside, time, out)
 
 
 def _keep_largest(pattern: np.ndarray, waiting: np.ndarray, rows: np.ndarray, wait: np.ndarray, code: int) -> None:
