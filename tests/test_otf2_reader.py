@@ -72,6 +72,9 @@ def test_real_ping_pong_equals_the_otf2_event_loop(shared_data, name):
     np.testing.assert_array_equal(events["bytes"][sends], events["bytes"][partner])
     assert (events["end"][partner] > events["start"][sends]).all()
     assert sorted(set(events["bytes"][sends])) == [2.0 ** k for k in range(14, 22)]
+    send = events.regions.index("MPI_Send")
+    assert (events.region_roles[send], events.region_paradigms[send]) == ("POINT2POINT", "MPI")
+    assert events.region_roles[events.regions.index("MPI_Allreduce")] == "COLL_ALL2ALL"
 
 
 def test_real_papi_counters_become_metrics(shared_data):

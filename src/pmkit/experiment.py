@@ -417,10 +417,12 @@ def _columns(given: dict[str, Any], spec: Mapping[str, EventColumn], required: S
 class EventTable:
     """One row per MPI call instance from a trace, columnar (numpy arrays; columns in :data:`EVENT_COLUMNS`).
 
-    ``regions`` names the called functions (``region`` indexes it) and ``callpaths`` the call sites.
-    ``messages`` holds the point-to-point messages with sends matched to receives
-    (:data:`MESSAGE_COLUMNS`).  ``runs`` describes each run of a study (``run`` indexes it): its
-    coordinates, repetition, source file and timer resolution.  Columns not given are filled with
+    ``regions`` names the called functions (``region`` indexes it; ``region_roles`` and
+    ``region_paradigms`` give Score-P's role and paradigm of each, e.g. ``POINT2POINT`` and ``MPI``,
+    where the trace records them) and ``callpaths`` the call sites.  ``messages`` holds the
+    point-to-point messages with sends matched to receives (:data:`MESSAGE_COLUMNS`).  ``runs``
+    describes each run of a study (``run`` indexes it): its coordinates, repetition, source file and
+    timer resolution.  Columns not given are filled with
     their ``missing`` value; :data:`REQUIRED_EVENT_COLUMNS` must be given.
     """
 
@@ -430,6 +432,8 @@ class EventTable:
     source: str = ""
     messages: dict[str, np.ndarray] | None = None
     runs: list[dict[str, Any]] = field(default_factory=list)
+    region_roles: list[str] = field(default_factory=list)
+    region_paradigms: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.columns = _columns(self.columns, EVENT_COLUMNS, REQUIRED_EVENT_COLUMNS, "event table")

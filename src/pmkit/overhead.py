@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from pmkit.calibration.distributions import DEFAULT_Q_MAX
 from pmkit.calibration.reference import Reference, calibrate
 from pmkit.calibration.samples import communication_rows, group_rows
 from pmkit.errors import UsageError
@@ -62,8 +63,8 @@ class OverheadTable:
         return np.array(PATTERNS, dtype=object)[self.columns["pattern"]]
 
 
-def self_reference(events: EventTable, rows: np.ndarray, *, q_max: float = 0.95, alpha: float = 0.05,
-                   window: float | None = None, critical: str = "exact") -> Reference:
+def self_reference(events: EventTable, rows: np.ndarray, *, q_max: float = DEFAULT_Q_MAX,
+                   alpha: float = 0.05, window: float | None = None, critical: str = "exact") -> Reference:
     """A reference calibrated from the trace's own calls ``rows`` of the same (operation, processes, bytes)."""
     resolution = max((float(run.get("timer_resolution", 0)) for run in events.runs), default=0.0)
     samples = [(op, p, b, events["duration"][index]) for op, p, b, index in group_rows(events, rows)]
@@ -73,7 +74,7 @@ def self_reference(events: EventTable, rows: np.ndarray, *, q_max: float = 0.95,
 
 
 def call_overheads(events: EventTable | Experiment, reference: Reference | str | os.PathLike | None = None, *,
-                   q_max: float = 0.95, alpha: float = 0.05, window: float | None = None,
+                   q_max: float = DEFAULT_Q_MAX, alpha: float = 0.05, window: float | None = None,
                    critical: str = "exact") -> OverheadTable:
     """``t_max``, overhead and wait-state pattern of every communication call of a trace (see the module).
 

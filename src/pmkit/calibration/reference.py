@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from pmkit.calibration.distributions import SampleFit, fit_sample
+from pmkit.calibration.distributions import DEFAULT_Q_MAX, SampleFit, fit_sample
 from pmkit.errors import InputError
 
 SCHEMA = "pmkit.calibration/1"
@@ -168,9 +168,9 @@ def interpolate(base_p: np.ndarray, base_b: np.ndarray, base_t: np.ndarray, p: n
     return out, clamped
 
 
-def calibrate(samples: Iterable[tuple[str, int, float, np.ndarray]], *, q_max: float = 0.95, alpha: float = 0.05,
-              window: float | None = None, resolution: float = 1e-9, critical: str = "exact", source: str = "",
-              self_calibrated: bool = False) -> Reference:
+def calibrate(samples: Iterable[tuple[str, int, float, np.ndarray]], *, q_max: float = DEFAULT_Q_MAX,
+              alpha: float = 0.05, window: float | None = None, resolution: float = 1e-9, critical: str = "exact",
+              source: str = "", self_calibrated: bool = False) -> Reference:
     """A reference from samples (op, processes, bytes, times in seconds), one :func:`fit_sample` each."""
     groups = [Group(op, int(p), float(b), fit_sample(times, q_max=q_max, alpha=alpha, window=window,
                                                       resolution=resolution, critical=critical))

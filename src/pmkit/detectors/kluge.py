@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from pmkit.calibration.distributions import DEFAULT_Q_MAX
 from pmkit.experiment import Experiment
 from pmkit.findings import Finding
 from pmkit.hookspecs import hookimpl
@@ -35,7 +36,8 @@ class KlugeDetector:
     options: Sequence[Option] = (
         Option("reference", str, "", "calibration reference JSON from `pmkit calibrate --out` (default: calibrate "
                                      "from the trace's own calls, which is weaker)"),
-        Option("q_max", float, 0.95, "quantile of the error distribution taken as usual (self-calibration)"),
+        Option("q_max", float, DEFAULT_Q_MAX, "quantile of the error distribution taken as usual "
+                                              "(self-calibration)"),
         Option("alpha", float, 0.05, "significance level of the χ² goodness-of-fit test (self-calibration)"),
         Option("window", float, 0.0, "histogram window in seconds; 0 chooses (self-calibration)"),
         Option("min_share", float, 0.01, "report call sites whose overhead is at least this share of all "
@@ -43,7 +45,7 @@ class KlugeDetector:
         Option("instances", int, 5, "largest instances listed per finding"),
     )
 
-    def detect(self, experiment: Experiment, models: ModelSet, reference: str = "", q_max: float = 0.95,
+    def detect(self, experiment: Experiment, models: ModelSet, reference: str = "", q_max: float = DEFAULT_Q_MAX,
                alpha: float = 0.05, window: float = 0.0, min_share: float = 0.01, instances: int = 5
                ) -> list[Finding]:
         """One finding per call site with overhead; none when the input has no event table."""

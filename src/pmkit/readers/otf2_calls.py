@@ -16,7 +16,7 @@ import numpy as np
 from pmkit.experiment import CallTree, EventTable
 from pmkit.mpi_events import KIND, collective_instances, collective_kind, collective_message_size, match_messages
 from pmkit.readers import otf2_events as ev
-from pmkit.readers.otf2_definitions import Definitions
+from pmkit.readers.otf2_definitions import Definitions, Region
 
 
 @dataclass
@@ -42,7 +42,7 @@ def _to_world(definitions: Definitions, comm: np.ndarray, local: np.ndarray, own
     return out
 
 
-def event_table(runs: Sequence[RunCalls], tree: CallTree, regions: list[str], region_of: Sequence[np.ndarray],
+def event_table(runs: Sequence[RunCalls], tree: CallTree, regions: list[Region], region_of: Sequence[np.ndarray],
                 source: str = "") -> EventTable:
     """All MPI calls of ``runs`` (rows in run, rank, thread and time order) with messages matched.
 
@@ -105,7 +105,7 @@ def event_table(runs: Sequence[RunCalls], tree: CallTree, regions: list[str], re
     return _assemble(col, msg, tree, regions, source, [r.info for r in runs])
 
 
-def _assemble(col: dict[str, np.ndarray], msg: dict[str, np.ndarray], tree: CallTree, regions: list[str],
+def _assemble(col: dict[str, np.ndarray], msg: dict[str, np.ndarray], tree: CallTree, regions: list[Region],
               source: str, runs: list[dict[str, Any]]) -> EventTable:
     n = len(col["start"])
     flags = col["flags"].astype(np.int64)
@@ -187,4 +187,5 @@ def _assemble(col: dict[str, np.ndarray], msg: dict[str, np.ndarray], tree: Call
         "comm_size": col["comm_size"], "peer": col["peer"], "tag": col["tag"],
         "root": np.where(collective, col["root"], -1), "match": match, "completion": completion, "instance": instance,
     }
-    return EventTable(columns, regions, tree, source, messages=messages, runs=runs)
+    return EventTable(columns, [r.name for r in regions], tree, source, messages=messages, runs=runs,
+                      region_roles=[r.role for r in regions], region_paradigms=[r.paradigm for r in regions])

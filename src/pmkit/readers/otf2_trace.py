@@ -277,7 +277,7 @@ def _events(loaded: list[RunData], maps: list[list[np.ndarray]], tree: CallTree,
             source: str) -> Any:
     from pmkit.readers.otf2_calls import RunCalls, event_table
 
-    regions: list[str] = []
+    regions: list[Any] = []
     index: dict[str, int] = {}
     region_of = []
     runs = []
@@ -286,10 +286,10 @@ def _events(loaded: list[RunData], maps: list[list[np.ndarray]], tree: CallTree,
         lookup = np.full(len(d.region_index), -1, np.int64)
         for ref, position in enumerate(d.region_index):
             if position >= 0:
-                name = d.regions[position].name
-                lookup[ref] = index.setdefault(name, len(index))
+                region = d.regions[position]
+                lookup[ref] = index.setdefault(region.name, len(index))
                 if lookup[ref] == len(regions):
-                    regions.append(name)
+                    regions.append(region)
         region_of.append(lookup)
         info = {"source": str(data.run.file), "label": data.run.label, "repetition": data.run.repetition,
                 "coordinates": {p: data.run.coordinates[p] for p in parameters},
