@@ -253,6 +253,23 @@ def test_one_bad_trace_is_one_line_naming_the_file(tmp_path, damage, capsys):
     assert len(err.strip().splitlines()) == 1 and expected in err and "Traceback" not in err
 
 
+def test_an_event_count_other_than_the_definitions_promise_is_an_error(tmp_path):
+    """OTF2 does not always notice a truncated file; the event count of the definitions does."""
+    from dataclasses import replace
+
+    from pmkit.readers.otf2_definitions import read_definitions
+    from pmkit.readers.otf2_events import read_locations
+
+    run = tmp_path / "run"
+    late_sender_trace(run, ranks=2, iterations=5)
+    definitions = read_definitions(run / "traces.otf2")
+    assert all(loc.events > 0 for loc in definitions.locations)
+    assert [t.events for t in read_locations(definitions, [0, 1])] == [loc.events for loc in definitions.locations]
+    definitions.locations[1] = replace(definitions.locations[1], events=definitions.locations[1].events + 7)
+    with pytest.raises(InputError, match=r"1\.evt: is truncated or corrupt: it holds \d+ events, the definitions"):
+        read_locations(definitions, [0, 1])
+
+
 def test_sniff_recognises_traces_only(tmp_path):
     reader = Otf2Reader()
     late_sender_study(tmp_path / "study", processes=(2,), repetitions=1, iterations=2)

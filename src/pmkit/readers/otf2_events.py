@@ -213,6 +213,10 @@ def _read_location(lib: Any, reader: int, callbacks: int, buffer: np.ndarray, de
         if read.value < CHUNK:
             break
     lib.Reader_CloseEvtReader(reader, evt)
+    if location.events and total != location.events:
+        # OTF2 does not always notice a truncated file: past its end it may read whatever the buffer holds
+        raise InputError(event_file, f"is truncated or corrupt: it holds {total} events, the definitions promise "
+                                     f"{location.events}")
     return _finish(tables, location.ref, location.rank, location.thread, total)
 
 
