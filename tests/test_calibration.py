@@ -209,6 +209,16 @@ def test_calibrate_command_on_a_benchmark_trace(tmp_path, capsys):
     assert main(["calibrate", str(trace), "--callpath-prefix", "nothing_"]) == 2
     assert "no communication calls" in capsys.readouterr().err
     assert main(["calibrate", str(trace), "--q-max", "1"]) == 2
+    capsys.readouterr()
+    (tmp_path / "other.p2.r1").mkdir()
+    (tmp_path / "other.p2.r1" / "traces.otf2").write_text("not a trace")
+    study = tmp_path / "study"
+    study.mkdir()
+    trace.rename(study / trace.name)
+    (tmp_path / "other.p2.r1").rename(study / "calib.p2.r2")
+    assert main(["calibrate", str(study), "--callpath-prefix", "calib_"]) == 0
+    err = capsys.readouterr().err
+    assert "skipped" in err and "calib.p2.r2" in err
 
 
 def test_calibrate_command_on_csv_says_when_it_falls_back(tmp_path, capsys):

@@ -57,8 +57,13 @@ def run_calibrate(args: argparse.Namespace) -> int:
         samples = csv_samples(args.path)
     else:
         from pmkit.sdk import read
+        from pmkit.ui.progress import Steps
 
-        experiment = read(args.path, args.reader, registry=plugin_registry())
+        registry = plugin_registry()
+        with Steps() as steps, steps.step(f"reading {args.path}"):
+            experiment = read(args.path, args.reader, registry=registry)
+        for source, reason in experiment.provenance.skipped:
+            say(stderr(), "warning", "yellow", f"skipped {source}: {reason}")
         events = experiment.events
         if events is None:
             raise InputError(args.path, "has no MPI call events (calibrate needs a trace, e.g. traces.otf2, or a CSV)")
