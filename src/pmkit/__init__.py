@@ -1,8 +1,8 @@
 """pmkit: empirical performance modeling of parallel programs.
 
 The public SDK: ``read``, ``model``, ``detect``, ``load_prior``, ``analyse`` (all of it at once, as
-``pmkit show`` does), ``call_overheads`` (the MPI call overheads of a trace), the core types, and
-``hookimpl`` for plugins.
+``pmkit show`` does), per-process models (``PerProcessModel``, ``predict``), the MPI call overheads
+of a trace (``call_overheads``), the core types, and ``hookimpl`` for plugins.
 """
 
 from pmkit.analysis import Analysis
@@ -13,14 +13,27 @@ from pmkit.findings import Finding
 from pmkit.hookspecs import hookimpl
 from pmkit.models import Model, ModelSet, Quality
 from pmkit.options import Option
-from pmkit.overhead import call_overheads
 from pmkit.pmnf import Factor, Function, Term
 from pmkit.sdk import analyse, detect, load_prior, model, read
 from pmkit.series import SeriesBatch
 
 __all__ = [
     "Analysis", "CallTree", "Constraint", "EventTable", "Experiment", "ExperimentBuilder", "Factor", "Finding",
-    "Function", "InputError", "Metric", "Model", "ModelSet", "Option", "PmkitError",
+    "Function", "InputError", "Metric", "Model", "ModelSet", "Option", "PerProcessModel", "PmkitError",
     "Quality", "SeriesBatch", "Term", "UsageError", "analyse", "call_overheads", "detect", "hookimpl", "load_prior",
-    "model", "read",
+    "model", "predict", "read",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """``PerProcessModel``, ``predict`` and ``call_overheads`` load on first use, so that ``pmkit --help``
+    stays fast."""
+    if name in ("PerProcessModel", "predict"):
+        from pmkit import perprocess
+
+        return getattr(perprocess, name)
+    if name == "call_overheads":
+        from pmkit.overhead import call_overheads
+
+        return call_overheads
+    raise AttributeError(f"module 'pmkit' has no attribute {name!r}")

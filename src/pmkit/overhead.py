@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
@@ -207,11 +206,3 @@ def _keep_largest(pattern: np.ndarray, waiting: np.ndarray, rows: np.ndarray, wa
     better = wait > waiting[rows]
     pattern[rows[better]] = code
     waiting[rows[better]] = wait[better]
-
-
-def summary(table: OverheadTable) -> dict[str, Any]:
-    """Totals over the whole table: communication time, overhead, calls with overhead."""
-    duration = table["duration"]
-    overhead = np.nan_to_num(table["overhead"], nan=0.0)
-    return {"communication_time": float(duration.sum()), "overhead": float(overhead.sum()),
-            "calls": len(table), "calls_with_overhead": int((overhead > 0).sum())}
