@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from pmkit.errors import InputError
 
@@ -231,7 +232,11 @@ def reduce_repetitions(values: np.ndarray, measure: str = "mean") -> np.ndarray:
 class ExperimentBuilder:
     """Collects values from a reader in any order and builds a validated :class:`Experiment`.
 
-    ``source`` names the file being read so that validation errors point at it.
+    Values arrive one cell at a time (:meth:`add_values`) or as whole blocks of arrays
+    (:meth:`add_block`, what bulk readers use: no Python object per value); both append
+    repetitions to a (call path, metric, point) cell in the order they arrive, and :meth:`build`
+    lays them out the same way.  ``source`` names the file being read so that validation errors
+    point at it.
     """
 
     def __init__(self, parameters: Sequence[str], source: str | None = None) -> None:
@@ -245,7 +250,9 @@ class ExperimentBuilder:
         self.callpaths = CallTree()
         self._points: dict[tuple[float, ...], int] = {}
         self._metrics: dict[str, Metric] = {}
-        self._values: dict[tuple[str, int, int], list[float]] = {}
+        self._blocks: dict[str, list[_Block]] = {}
+        self._pending: dict[str, _Pending] = {}
+        self._entries = 0
         self._locations: dict[tuple[str, int, int], list[np.ndarray]] = {}
         self.provenance = Provenance(sources=[source] if source else [])
 
@@ -276,7 +283,45 @@ class ExperimentBuilder:
         self.add_metric(metric)
         pt = point if isinstance(point, int) else self.add_point(point, line=line)
         vals = [float(v) for v in values]
-        self._values.setdefault((metric, cp, pt), []).extend(vals)
+        pending = self._pending.get(metric)
+        if pending is None:
+            pending = self._pending[metric] = _Pending()
+        pending.add(cp, pt, vals)
+        self._entries += 1
+
+    def add_block(self, metric: str, callpaths: ArrayLike, points: ArrayLike, values: ArrayLike,
+                  counts: ArrayLike | None = None) -> None:
+        """Append many values of ``metric`` at once, as arrays.
+
+        Entry ``k`` is the call path with index ``callpaths[k]`` (in :attr:`callpaths`) at the point
+        with index ``points[k]`` (from :meth:`add_point`); it takes the next ``counts[k]`` values of
+        ``values`` (one each when ``counts`` is None) as repetitions.  The result is the same as
+        calling :meth:`add_values` once per entry in order, without a Python object per value.
+        Raises ValueError when the arrays do not fit together or an index is out of range.
+        """
+        cp = np.asarray(callpaths, dtype=np.int64).reshape(-1)
+        pt = np.asarray(points, dtype=np.int64).reshape(-1)
+        vals = np.asarray(values, dtype=float).reshape(-1)
+        n = np.ones(len(cp), dtype=np.int64) if counts is None else np.asarray(counts, dtype=np.int64).reshape(-1)
+        if not len(cp) == len(pt) == len(n):
+            raise ValueError(f"add_block: {len(cp)} call paths, {len(pt)} points and {len(n)} counts differ in length")
+        if len(cp) and (cp.min() < 0 or cp.max() >= len(self.callpaths)):
+            raise ValueError(f"add_block: call path index out of range 0..{len(self.callpaths) - 1}")
+        if len(pt) and (pt.min() < 0 or pt.max() >= len(self._points)):
+            raise ValueError(f"add_block: point index out of range 0..{len(self._points) - 1}")
+        if len(n) and n.min() < 0:
+            raise ValueError("add_block: a count is negative")
+        if int(n.sum()) != len(vals):
+            raise ValueError(f"add_block: counts add up to {int(n.sum())} but there are {len(vals)} values")
+        self.add_metric(metric)
+        self._flush(metric)
+        self._blocks.setdefault(metric, []).append(_Block(cp, pt, n, vals))
+        self._entries += len(cp)
+
+    def _flush(self, metric: str) -> None:
+        pending = self._pending.pop(metric, None)
+        if pending is not None:
+            self._blocks.setdefault(metric, []).append(pending.block())
 
     def add_locations(self, callpath: str | Sequence[str], metric: str, point: Sequence[float] | int,
                       per_location: np.ndarray) -> None:
@@ -294,19 +339,12 @@ class ExperimentBuilder:
         """Assemble arrays, NaN-padding missing repetitions; raises InputError if nothing was read."""
         if not self._points:
             raise InputError(self.source, "no measurement points were found")
-        if not self._values:
+        if not self._entries:
             raise InputError(self.source, "no measured values were found")
+        for metric in list(self._pending):
+            self._flush(metric)
         n_cp, n_pt = len(self.callpaths), len(self._points)
-        by_metric: dict[str, list[tuple[int, int, list[float]]]] = {name: [] for name in self._metrics}
-        for (m, cp, pt), vals in self._values.items():
-            by_metric[m].append((cp, pt, vals))
-        measurements: dict[str, np.ndarray] = {}
-        for name, entries in by_metric.items():
-            reps = max((len(v) for _, _, v in entries), default=0)
-            arr = np.full((n_cp, n_pt, max(reps, 1)), np.nan)
-            for cp, pt, vals in entries:
-                arr[cp, pt, : len(vals)] = vals
-            measurements[name] = arr
+        measurements = {name: _layout(self._blocks.get(name, []), n_cp, n_pt) for name in self._metrics}
         locations = self._build_locations(n_cp, n_pt) if self._locations else None
         return Experiment(self.parameters, np.array(list(self._points), dtype=float), self.callpaths,
                           tuple(self._metrics.values()), measurements, locations, self.provenance)
@@ -325,6 +363,69 @@ class ExperimentBuilder:
                     arr[cp, r, : a.shape[0]] = a
             out[name][pt] = arr
         return {name: per_point for name, per_point in out.items() if any(a is not None for a in per_point)}
+
+
+@dataclass
+class _Block:
+    """Entries of one metric: call path and point indices, how many values each takes, the values."""
+
+    callpaths: np.ndarray
+    points: np.ndarray
+    counts: np.ndarray
+    values: np.ndarray
+
+
+class _Pending:
+    """Values given one cell at a time (:meth:`ExperimentBuilder.add_values`), until they become a block."""
+
+    def __init__(self) -> None:
+        self.callpaths: list[int] = []
+        self.points: list[int] = []
+        self.counts: list[int] = []
+        self.values: list[float] = []
+
+    def add(self, callpath: int, point: int, values: list[float]) -> None:
+        self.callpaths.append(callpath)
+        self.points.append(point)
+        self.counts.append(len(values))
+        self.values.extend(values)
+
+    def block(self) -> _Block:
+        return _Block(np.array(self.callpaths, dtype=np.int64), np.array(self.points, dtype=np.int64),
+                      np.array(self.counts, dtype=np.int64), np.array(self.values, dtype=float))
+
+
+def _layout(blocks: list[_Block], n_cp: int, n_pt: int) -> np.ndarray:
+    """One metric's blocks as a callpaths × points × repetitions array, NaN where nothing was given.
+
+    A cell's repetitions are its values in the order they arrived, over every block.
+    """
+    if not blocks:
+        return np.full((n_cp, n_pt, 1), np.nan)
+    cp = np.concatenate([b.callpaths for b in blocks])
+    pt = np.concatenate([b.points for b in blocks])
+    counts = np.concatenate([b.counts for b in blocks])
+    values = np.concatenate([b.values for b in blocks])
+    cell = cp * n_pt + pt
+    offsets = np.zeros(len(cell), dtype=np.int64)
+    repetitions = int(counts.max(initial=0))
+    if len(cell) > 1:
+        order = np.argsort(cell, kind="stable")
+        ordered = cell[order]
+        first = np.r_[True, ordered[1:] != ordered[:-1]]
+        if not first.all():  # some cell gets values more than once: later ones go after earlier ones
+            group = np.cumsum(first) - 1
+            before = np.cumsum(counts[order]) - counts[order]
+            offsets[order] = before - before[first][group]
+            repetitions = int(np.add.reduceat(counts[order], np.flatnonzero(first)).max())
+    repetitions = max(repetitions, 1)
+    out = np.full((n_cp, n_pt, repetitions), np.nan)
+    if len(values):
+        entry = np.repeat(np.arange(len(cell)), counts)
+        starts = np.cumsum(counts) - counts
+        slot = offsets[entry] + np.arange(len(values)) - starts[entry]
+        out[cp[entry], pt[entry], slot] = values
+    return out
 
 
 EVENT_COLUMNS: Mapping[str, Any] = {
