@@ -20,11 +20,11 @@ CLEAN_CONSTANT = 1e-9
 
 OPTIONS: tuple[Option, ...] = (
     Option("acceptance", float, 1.5, "SMAPE improvement factor a refined exponent must bring to be "
-           "accepted (grows by this factor per iteration without acceptance; paper 000 §3.3)"),
+           "accepted (grows by this factor per iteration without acceptance; paper 000 §3.3)", minimum=1.0),
     Option("termination", float, 2.0, "refinement stops when no slice improves its SMAPE by this factor "
-           "in one iteration"),
+           "in one iteration", minimum=1.0),
     Option("nonconstancy", float, 2.0, "a growing model replaces the constant one only if it improves "
-           "the constant model's SMAPE by this factor"),
+           "the constant model's SMAPE by this factor", minimum=1.0),
     Option("measure", str, "mean", "how repetitions are reduced to one value per point", choices=MEASURES),
 )
 

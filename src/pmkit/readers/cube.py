@@ -62,7 +62,7 @@ class CubeReader:
         Option("metrics", str, "", "comma-separated metrics to decode (default: all)"),
         Option("manifest", str, "", f"TOML or CSV file mapping Cube files to coordinates (default: "
                f"{' or '.join(MANIFEST_NAMES)} in the folder, if present)"),
-        Option("jobs", int, 0, "files decoded at once (threads); 0 chooses, 1 decodes serially"),
+        Option("jobs", int, 0, "files decoded at once (threads); 0 chooses, 1 decodes serially", minimum=0),
         Option("locations", bool, True, "keep the per-location values (for load imbalance and per-process models)"),
     )
 
