@@ -173,3 +173,21 @@ def test_add_block_checks_its_arrays():
         b.add_block("time", [0, 0], [0], [1.0, 2.0])
     b.add_block("time", [0, 0], [0, 0], [1.0, 2.0, 3.0], [2, 1])
     assert b.build().measurements["time"][0, 0].tolist() == [1.0, 2.0, 3.0]
+
+
+PATH = st.lists(st.sampled_from(["a", "b", "MPI_Send"]), min_size=1, max_size=4).map("->".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(paths=st.lists(st.one_of(PATH, st.sampled_from(["->a", "a->", "a->->b", ""])), max_size=8))
+def test_add_many_builds_the_tree_add_builds(paths):
+    one, many = CallTree(), CallTree()
+    try:
+        expected = [one.add(p) for p in paths]
+    except ValueError:
+        with pytest.raises(ValueError, match="empty region name"):
+            many.add_many(paths)
+        return
+    assert many.add_many(paths).tolist() == expected
+    assert list(many) == list(one)
+    assert [many.children(i) for i in range(len(many))] == [one.children(i) for i in range(len(one))]

@@ -12,7 +12,7 @@ validates them on :meth:`ExperimentBuilder.build`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -37,7 +37,7 @@ class Metric:
     description: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Callpath:
     """One node of the call tree; ``path`` is its string form ``main->solve->MPI_Allreduce``."""
 
@@ -50,60 +50,135 @@ class Callpath:
 
 
 class CallTree(Sequence[Callpath]):
-    """The call paths of an experiment as a tree, indexable by position and by path string."""
+    """The call paths of an experiment as a tree, indexable by position and by path string.
+
+    Nodes are kept as columns (name, parent, path, depth); a :class:`Callpath` is made when one is
+    asked for, so a tree of a million call paths holds no object per node beyond its strings.
+    """
 
     def __init__(self) -> None:
-        self._nodes: list[Callpath] = []
+        self._names: list[str] = []
+        self._parents: list[int] = []  # -1 for a root
+        self._paths: list[str] = []
+        self._depths: list[int] = []
+        self._mangled: dict[int, str] = {}
         self._by_path: dict[str, int] = {}
-        self._children: list[list[int]] = []
+        self._children: dict[int, list[int]] = {}
+
+    def _new(self, name: str, parent: int, path: str, mangled_name: str | None = None) -> int:
+        index = len(self._names)
+        self._names.append(name)
+        self._parents.append(parent)
+        self._paths.append(path)
+        self._depths.append(self._depths[parent] + 1 if parent >= 0 else 0)
+        self._by_path[path] = index
+        if parent >= 0:
+            self._children.setdefault(parent, []).append(index)
+        if mangled_name is not None:
+            self._mangled[index] = mangled_name
+        return index
 
     def add(self, path: str | Sequence[str], mangled_name: str | None = None) -> int:
         """Add a call path (and any missing ancestors); returns its index.  Idempotent."""
         names = path.split(CALLPATH_SEPARATOR) if isinstance(path, str) else list(path)
         if not names or any(n == "" for n in names):
             raise ValueError(f"empty region name in call path {path!r}")
-        parent: int | None = None
-        for depth, _ in enumerate(names):
+        parent = -1
+        for depth, name in enumerate(names):
             key = CALLPATH_SEPARATOR.join(names[: depth + 1])
             index = self._by_path.get(key)
             if index is None:
-                index = len(self._nodes)
-                is_leaf = depth == len(names) - 1
-                node = Callpath(index, names[depth], parent, key, depth, mangled_name if is_leaf else None)
-                self._nodes.append(node)
-                self._children.append([])
-                self._by_path[key] = index
-                if parent is not None:
-                    self._children[parent].append(index)
+                index = self._new(name, parent, key, mangled_name if depth == len(names) - 1 else None)
             parent = index
-        assert parent is not None
         return parent
+
+    def add_many(self, paths: Sequence[str]) -> np.ndarray:
+        """Add call paths given as strings (and their missing ancestors) as :meth:`add` would one by
+        one, in the same order; returns their indices.  For readers of large inputs: a path whose
+        parent is known costs one lookup, not a walk from the root."""
+        by_path, names, parents, depths = self._by_path, self._names, self._parents, self._depths
+        indices = [by_path.get(path) for path in paths]
+        for k, index in enumerate(indices):
+            if index is not None:
+                continue
+            path = paths[k]
+            index = by_path.get(path)  # given twice in ``paths``
+            if index is None:
+                head, separator, name = path.rpartition(CALLPATH_SEPARATOR)
+                parent = by_path.get(head, -2) if separator else -1
+                if not name or parent == -2:
+                    index = self._add_path(path)
+                else:  # the parent is known: what _new does, inlined for speed
+                    index = len(names)
+                    names.append(name)
+                    parents.append(parent)
+                    self._paths.append(path)
+                    depths.append(depths[parent] + 1 if parent >= 0 else 0)
+                    by_path[path] = index
+                    if parent >= 0:
+                        self._children.setdefault(parent, []).append(index)
+            indices[k] = index
+        return np.asarray(indices, dtype=np.int64)
+
+    def _add_path(self, path: str) -> int:
+        """Add ``path`` and the ancestors it lacks (found by cutting names off its end), top down."""
+        missing: list[str] = []
+        key = path
+        parent = self._by_path.get(key)
+        while parent is None:
+            missing.append(key)
+            head, separator, name = key.rpartition(CALLPATH_SEPARATOR)
+            if not name or (separator and not head):
+                raise ValueError(f"empty region name in call path {path!r}")
+            if not separator:
+                parent = -1
+                break
+            key = head
+            parent = self._by_path.get(key)
+        for key in reversed(missing):
+            parent = self._new(key.rpartition(CALLPATH_SEPARATOR)[2], parent, key)
+        return parent
+
+    def _node(self, index: int) -> Callpath:
+        parent = self._parents[index]
+        return Callpath(index, self._names[index], None if parent < 0 else parent, self._paths[index],
+                        self._depths[index], self._mangled.get(index))
 
     def __getitem__(self, key):  # type: ignore[override]
         if isinstance(key, str):
-            return self._nodes[self._by_path[key]]
-        return self._nodes[key]
+            return self._node(self._by_path[key])
+        if isinstance(key, slice):
+            return [self._node(i) for i in range(*key.indices(len(self._names)))]
+        index = int(key)
+        if index < 0:
+            index += len(self._names)
+        if not 0 <= index < len(self._names):
+            raise IndexError("call path index out of range")
+        return self._node(index)
+
+    def __iter__(self) -> Iterator[Callpath]:
+        return (self._node(i) for i in range(len(self._names)))
 
     def __len__(self) -> int:
-        return len(self._nodes)
+        return len(self._names)
 
     def __contains__(self, item: object) -> bool:
         if isinstance(item, str):
             return item in self._by_path
-        return item in self._nodes
+        return isinstance(item, Callpath) and 0 <= item.index < len(self._names) and self._node(item.index) == item
 
     def index(self, path: str) -> int:  # type: ignore[override]
         """Position of the call path with string form ``path``; KeyError if absent."""
         return self._by_path[path]
 
     def children(self, index: int) -> list[int]:
-        return list(self._children[index])
+        return list(self._children.get(index, ()))
 
     def roots(self) -> list[int]:
-        return [n.index for n in self._nodes if n.parent is None]
+        return [i for i, parent in enumerate(self._parents) if parent < 0]
 
     def paths(self) -> list[str]:
-        return [n.path for n in self._nodes]
+        return list(self._paths)
 
 
 @dataclass
