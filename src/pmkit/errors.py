@@ -1,11 +1,34 @@
 """The errors pmkit raises on purpose: bad input (exit code 1) and bad usage (exit code 2).
 
-Anything else escaping to the CLI is a bug in pmkit or a plugin, not in the user's data.
+Anything else escaping to the CLI is a bug in pmkit or a plugin, not in the user's data.  An
+error quotes what it found in a file through :func:`excerpt`, so a message stays one short line
+whatever the file holds (an 8-million-character token once took rich 13 s to wrap).
 """
 
 from __future__ import annotations
 
+import errno
 from os import PathLike
+
+EXCERPT_CHARS = 60
+"""How much of an offending token an error message quotes."""
+
+PROBLEM_CHARS = 1000
+"""Longest problem text an :class:`InputError` keeps; anything longer is cut (a last resort)."""
+
+
+def excerpt(text: object, limit: int = EXCERPT_CHARS, *, quote: bool = True) -> str:
+    """``repr(text)`` for short text; a cut repr and the full length for long text.  Without
+    ``quote``, the text itself (cut the same way).
+
+    Quoted, control characters come out escaped (``'\\x1b[31m'``), so a quoted token never reaches
+    the terminal as an escape sequence.
+    """
+    text = str(text)
+    shown = repr if quote else str
+    if len(text) <= limit:
+        return shown(text)
+    return f"{shown(text[:limit])}… ({len(text):,} characters)"
 
 
 class PmkitError(Exception):
@@ -18,6 +41,9 @@ class InputError(PmkitError):
     def __init__(self, path: str | PathLike | None, problem: str, *, line: int | None = None,
                  member: str | None = None) -> None:
         self.path = None if path is None else str(path)
+        problem = problem.replace("\r\n", "\n").replace("\r", "\n").replace("\n", " / ")
+        if len(problem) > PROBLEM_CHARS:
+            problem = problem[:PROBLEM_CHARS] + "… (message cut)"
         self.problem = problem
         self.line = line
         self.member = member
@@ -27,6 +53,26 @@ class InputError(PmkitError):
         if line is not None:
             where += f", line {line}"
         super().__init__(f"{where}: {problem}")
+
+    @classmethod
+    def from_os_error(cls, path: str | PathLike, exc: OSError) -> InputError:
+        """The error for a file the operating system will not open or read, in plain words."""
+        return cls(path, os_problem(exc))
+
+
+def os_problem(exc: OSError) -> str:
+    """What an OSError means for a user: missing, permission denied, a symbolic link loop, ..."""
+    if isinstance(exc, FileNotFoundError):
+        return "no such file or directory"
+    if isinstance(exc, PermissionError):
+        return "permission denied (the file or a folder above it cannot be read)"
+    if isinstance(exc, IsADirectoryError):
+        return "is a directory, not a file"
+    if exc.errno == errno.ELOOP:
+        return "is a symbolic link loop (the links point at each other and never reach a file)"
+    if exc.errno == errno.ENAMETOOLONG:
+        return "the file name is too long"
+    return f"cannot be read: {exc.strerror or exc}"
 
 
 class UsageError(PmkitError):

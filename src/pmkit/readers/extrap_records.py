@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from pmkit.errors import InputError
+from pmkit.errors import InputError, excerpt
 from pmkit.experiment import CALLPATH_SEPARATOR, Experiment, ExperimentBuilder
 from pmkit.options import Option
 
@@ -89,12 +89,8 @@ class RecordTable:
                                  f"{_point_text(extra[0], parameters)}, which is not a point of the experiment",
                                  line=self._where[(callpath, metric)])
             if missing:
-                shown = ", ".join(_point_text(p, parameters) for p in missing[:3])
-                more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
-                raise InputError(self.path, f"call path {callpath!r}, metric {metric!r} has values at "
-                                 f"{len(per_point)} of {len(points)} points; none at {shown}{more} (Extra-P "
-                                 f"rejects such files; --reader-option {ALLOW_MISSING_OPTION.name}=true "
-                                 "reads them with NaN there)", line=self._where[(callpath, metric)])
+                raise incomplete_error(self.path, callpath, metric, len(per_point), points, missing, parameters,
+                                       self._where[(callpath, metric)])
 
     def build(self, parameters: Sequence[str], points: Sequence[Point] | None = None, *,
               allow_missing: bool = False) -> Experiment:
@@ -123,6 +119,16 @@ class RecordTable:
             return builder.build()
         except ValueError as exc:
             raise InputError(self.path, str(exc)) from None
+
+
+def incomplete_error(path: Path, callpath: str, metric: str, have: int, points: Sequence[Point],
+                     missing: Sequence[Point], parameters: Sequence[str], line: int | None) -> InputError:
+    """Extra-P's rule broken: (call path, metric) has values at ``have`` of the points, none at ``missing``."""
+    shown = ", ".join(_point_text(p, parameters) for p in missing[:3])
+    more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
+    return InputError(path, f"call path {excerpt(callpath)}, metric {excerpt(metric)} has values at {have} of "
+                      f"{len(points)} points; none at {shown}{more} (Extra-P rejects such files; --reader-option "
+                      f"{ALLOW_MISSING_OPTION.name}=true reads them with NaN there)", line=line)
 
 
 def _point_text(point: Point, parameters: Sequence[str]) -> str:
