@@ -9,6 +9,8 @@ reader parses in pieces; small pieces are forced so that every state crosses a p
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -20,10 +22,15 @@ from hypothesis import strategies as st
 from pmkit.errors import InputError
 from pmkit.experiment import Experiment
 from pmkit.readers import parsing
+from pmkit.readers.extrap_json import ExtrapJsonLinesReader, ExtrapJsonReader
 from pmkit.readers.extrap_text import ExtrapTextReader
+from pmkit.readers.record_lines import JSONL_FORMAT, TALPAS_FORMAT
+from pmkit.readers.talpas import TalpasReader
 
-SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                            HealthCheck.function_scoped_fixture])
+EXAMPLES = int(os.environ.get("PMKIT_BULK_EXAMPLES", 120))
+"""Generated files per test (set PMKIT_BULK_EXAMPLES=3000 for a long run)."""
+SETTINGS = settings(max_examples=EXAMPLES, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 
 
 def assert_same(new: Experiment, old: Experiment) -> None:
@@ -149,3 +156,107 @@ def test_text_bulk_equals_line_by_line_on_a_generated_study(tmp_path, monkeypatc
     assert_same(new, reference.read_text(path, old_text(path)))
     assert new.measurements["metric0"].shape == (400 + 1 + 17, 5, 4)
     assert np.isnan(new.measurements["metric0"]).any()
+
+
+# -- JSON Lines, Talpas and JSON --------------------------------------------------------------------
+
+COORD = st.one_of(st.sampled_from([1, 2, 4, 8, 16]), st.sampled_from([2.5, float("nan"), True, "4", None, 10**400,
+                                                                       [1], float("inf")]))
+VALUE = st.one_of(st.floats(0, 1e6), st.integers(0, 1000), st.just(float("nan")),
+                  st.sampled_from([True, "3", None, float("inf"), 10**400, {"a": 1}]))
+CLEAN_VALUE = st.one_of(st.floats(0, 1e6), st.integers(0, 1000), st.just(float("nan")))
+CALLPATH = st.sampled_from(["main", "main->a", "main->a->MPI_Send", "b", "x;y"])
+
+
+@st.composite
+def records(draw, params_key: str = "params") -> list[dict]:
+    """Line records: mostly well-formed (several repetitions, lists, NaN), sometimes with a mistake."""
+    clean = draw(st.booleans())
+    params = draw(st.lists(st.sampled_from(["p", "n"]), min_size=1, max_size=2, unique=True))
+    out = []
+    for _ in range(draw(st.integers(1, 12))):
+        record: dict = {params_key: {p: draw(st.sampled_from([1, 2, 4, 8]) if clean else COORD) for p in params}}
+        record["callpath"] = draw(CALLPATH if clean else st.one_of(CALLPATH, st.sampled_from(["", "a->", 3])))
+        record["metric"] = draw(st.sampled_from(["time", "visits"]))
+        value = CLEAN_VALUE if clean else VALUE
+        record["value"] = draw(st.one_of(value, st.lists(value, max_size=3)))
+        if not clean and draw(st.integers(0, 5)) == 0:
+            del record[draw(st.sampled_from(["callpath", "metric", "value", params_key]))]
+        if not clean and params_key in record and draw(st.integers(0, 8)) == 0:
+            record[params_key]["z"] = 1
+        out.append(record)
+    return out
+
+
+@SETTINGS
+@given(data=records(), batch=st.sampled_from([1, 3, 10_000]), allow_missing=st.booleans(),
+       junk=st.sampled_from([None, None, None, None, "", "{", "[1]", '{"params": {"p": 1e999}, "value": 1}',
+                             "1" * 5000]))
+def test_json_lines_bulk_equals_one_by_one(tmp_path, monkeypatch, data, batch, allow_missing, junk):
+    from pmkit.readers import record_lines
+
+    lines = [json.dumps(r) for r in data]
+    if junk is not None:
+        lines.insert(len(lines) // 2, junk)
+    path = tmp_path / "exp.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    with monkeypatch.context() as patch:
+        patch.setattr(record_lines, "BATCH", batch)
+        outcome = compare(lambda: ExtrapJsonLinesReader().read(path, allow_missing_points=allow_missing),
+                          lambda: reference.read_record_lines(path, old_text(path), JSONL_FORMAT, allow_missing))
+    event(outcome)
+
+
+@SETTINGS
+@given(data=records("parameters"), allow_missing=st.booleans())
+def test_talpas_bulk_equals_one_by_one(tmp_path, data, allow_missing):
+    path = tmp_path / "talpas.txt"
+    path.write_text("\n".join(json.dumps(r, separators=(";", ":")) for r in data) + "\n")
+    outcome = compare(lambda: TalpasReader().read(path, allow_missing_points=allow_missing),
+                      lambda: reference.read_record_lines(path, old_text(path), TALPAS_FORMAT, allow_missing))
+    event(outcome)
+
+
+@st.composite
+def json_documents(draw) -> dict:
+    """Extra-P JSON of the new flavour (nested) or the old one (ids), built from line records."""
+    data = draw(records())
+    params = list(data[0].get("params", {"p": 1}))
+    if draw(st.booleans()):
+        measurements: dict = {}
+        for r in data:
+            point = [r.get("params", {}).get(p) for p in params]
+            entry = {"point": point if len(point) > 1 or draw(st.booleans()) else point[0], "values": r.get("value")}
+            measurements.setdefault(r.get("callpath", "main"), {}).setdefault(r.get("metric", "t"), []).append(entry)
+        return {"parameters": params, "measurements": measurements}
+    callpaths = list(dict.fromkeys(r.get("callpath", "main") for r in data if isinstance(r.get("callpath"), str)))
+    metrics = list(dict.fromkeys(r.get("metric", "t") for r in data))
+    points = list(dict.fromkeys(tuple(r["params"].get(p, 1) for p in params) for r in data
+                                if all(isinstance(r.get("params", {}).get(p), (int, float)) for p in params)))
+    document = {
+        "parameters": [{"id": i + 1, "name": p} for i, p in enumerate(params)],
+        "callpaths": [{"id": i + 1, "name": c} for i, c in enumerate(callpaths)],
+        "metrics": [{"id": i + 1, "name": m} for i, m in enumerate(metrics)],
+        "coordinates": [{"id": i + 1, "parameter_value_pairs": [{"parameter_id": k + 1, "parameter_value": v}
+                                                                 for k, v in enumerate(pt)]}
+                        for i, pt in enumerate(points)],
+        "measurements": [],
+    }
+    for r in data:
+        value = r.get("value", 1.0)
+        for v in value if isinstance(value, list) else [value]:
+            document["measurements"].append({
+                "coordinate_id": draw(st.integers(1, max(len(points), 1) + (0 if draw(st.booleans()) else 1))),
+                "callpath_id": draw(st.integers(1, max(len(callpaths), 1))),
+                "metric_id": draw(st.integers(1, len(metrics))), "value": v})
+    return document
+
+
+@SETTINGS
+@given(document=json_documents(), allow_missing=st.booleans())
+def test_json_bulk_equals_one_by_one(tmp_path, document, allow_missing):
+    path = tmp_path / "exp.json"
+    path.write_text(json.dumps(document))
+    outcome = compare(lambda: ExtrapJsonReader().read(path, allow_missing_points=allow_missing),
+                      lambda: reference.read_json(path, json.loads(old_text(path)), allow_missing))
+    event(outcome)
