@@ -183,13 +183,19 @@ class CallTree(Sequence[Callpath]):
 
 @dataclass
 class Provenance:
-    """Where an experiment came from and what was done on the way."""
+    """Where an experiment came from and what was done on the way.
+
+    ``skipped`` lists inputs (or parts) left out, with why; ``warnings`` defects of the input the
+    reader worked around (the CLI shows both on stderr, one line each); ``notes`` how the input
+    was read.
+    """
 
     sources: list[str] = field(default_factory=list)
     reader: str = ""
     aggregation: str = ""
     skipped: list[tuple[str, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -182,6 +182,8 @@ def load_inputs(args: argparse.Namespace, registry: Any) -> list[tuple[str, Any]
         say(err, "warning", "yellow", f"{len(failures)} of {len(args.paths)} inputs skipped")
     args.skipped = [(p, str(e)) for p, e in failures]
     for _, experiment in loaded:
+        for text in experiment.provenance.warnings:
+            say(err, "warning", "yellow", text)
         for source, reason in experiment.provenance.skipped:
             say(err, "warning", "yellow", f"skipped {source}: {reason}")
             args.skipped.append((source, reason))

@@ -76,16 +76,16 @@ def _mib(size: int) -> str:
 
 
 def inflate(read: Callable[[int], bytes], compressed_size: int, limits: Limits, *, wbits: int = zlib.MAX_WBITS,
-            exact: int | None = None) -> bytes:
+            budget: int | None = None) -> bytes:
     """Inflate one zlib (``wbits=15``) or gzip (``wbits=31``) stream read from ``read``, within limits.
 
-    At most ``compressed_size`` bytes are read.  With ``exact`` the stream must inflate to exactly
+    At most ``compressed_size`` bytes are read.  With ``budget`` the stream may inflate to at most
     that many bytes (a Cube data chunk, whose size the index fixes) and is cut off one byte beyond
     it; otherwise the size and ratio limits apply.  Concatenated gzip members are joined, as
     ``gzip.decompress`` does.  Raises :class:`LimitError` beyond a limit and ``zlib.error`` or
     ``EOFError`` for damaged or truncated data; memory never exceeds the limit by more than a piece.
     """
-    cap = exact if exact is not None else limits.inflated_bytes
+    cap = budget if budget is not None else limits.inflated_bytes
     out = bytearray()
     left = compressed_size
     consumed = 0
@@ -99,16 +99,10 @@ def inflate(read: Callable[[int], bytes], compressed_size: int, limits: Limits, 
         piece = stream.decompress(pending, min(PIECE, cap + 1 - len(out)))
         out += piece
         pending = stream.unconsumed_tail
-        if len(out) > cap:
-            if exact is not None:
-                raise LimitError(f"inflates to more than the {exact:,} bytes its index announces")
-            raise LimitError(f"inflates to more than {_mib(cap)} (the max_inflated_mb limit; raise it with "
-                             "-R max_inflated_mb=N if the file is genuine)")
-        ratio = len(out) / max(consumed - len(pending), 1)
-        if exact is None and len(out) > RATIO_FLOOR and ratio > limits.ratio:
-            raise LimitError(f"inflates more than {limits.ratio:g} times its compressed size: a decompression "
-                             "bomb, not a measurement (raise the max_ratio limit with -R max_ratio=N if the "
-                             "file is genuine)")
+        if budget is None:
+            _check(len(out), consumed - len(pending), limits)
+        elif len(out) > budget:
+            raise LimitError(f"inflates to more than the {budget:,} bytes its index announces")
         if stream.eof:
             rest = stream.unused_data + pending
             if wbits > zlib.MAX_WBITS and rest[:2] == b"\x1f\x8b":  # another gzip member follows
@@ -119,19 +113,26 @@ def inflate(read: Callable[[int], bytes], compressed_size: int, limits: Limits, 
             break
     if not stream.eof:
         raise EOFError("compressed data ends before its end marker")
-    if exact is not None and len(out) != exact:
-        raise LimitError(f"inflates to {len(out):,} bytes, not the {exact:,} its index announces")
     return bytes(out)
 
 
-def read_bounded(read: Callable[[int], bytes], limit: int, what: str) -> bytes:
-    """Read a stream to its end, refusing one longer than ``limit`` bytes (read in pieces, so
-    memory never exceeds the limit by more than a piece)."""
+def read_inflating(read: Callable[[int], bytes], consumed: Callable[[], int], limits: Limits) -> bytes:
+    """Read a stream that inflates as it goes (a zip member) to its end, within the size and ratio
+    limits; ``consumed`` tells how many compressed bytes it has used so far.  Read in pieces, so
+    memory never exceeds a limit by more than a piece."""
     out = bytearray()
     while True:
-        piece = read(min(PIECE, limit + 1 - len(out)))
+        piece = read(min(PIECE, limits.inflated_bytes + 1 - len(out)))
         if not piece:
             return bytes(out)
         out += piece
-        if len(out) > limit:
-            raise LimitError(f"{what} is larger than {_mib(limit)}")
+        _check(len(out), consumed(), limits)
+
+
+def _check(inflated: int, consumed: int, limits: Limits) -> None:
+    if inflated > limits.inflated_bytes:
+        raise LimitError(f"inflates to more than {_mib(limits.inflated_bytes)} (the max_inflated_mb limit; raise "
+                         "it with -R max_inflated_mb=N if the file is genuine)")
+    if inflated > RATIO_FLOOR and inflated > limits.ratio * max(consumed, 1):
+        raise LimitError(f"inflates more than {limits.ratio:g} times its compressed size: a decompression bomb, "
+                         "not a measurement (raise the max_ratio limit with -R max_ratio=N if the file is genuine)")
