@@ -8,6 +8,8 @@ whatever the file holds (an 8-million-character token once took rich 13 s to wra
 from __future__ import annotations
 
 import errno
+import os
+import stat
 from os import PathLike
 
 EXCERPT_CHARS = 60
@@ -17,18 +19,20 @@ PROBLEM_CHARS = 1000
 """Longest problem text an :class:`InputError` keeps; anything longer is cut (a last resort)."""
 
 
-def excerpt(text: object, limit: int = EXCERPT_CHARS, *, quote: bool = True) -> str:
-    """``repr(text)`` for short text; a cut repr and the full length for long text.  Without
-    ``quote``, the text itself (cut the same way).
+def excerpt(value: object, limit: int = EXCERPT_CHARS, *, quote: bool = True) -> str:
+    """``repr(value)`` when it is short; cut, with the full length, when it is long.  Without
+    ``quote``, text appears as itself (cut the same way).
 
     Quoted, control characters come out escaped (``'\\x1b[31m'``), so a quoted token never reaches
     the terminal as an escape sequence.
     """
-    text = str(text)
-    shown = repr if quote else str
-    if len(text) <= limit:
-        return shown(text)
-    return f"{shown(text[:limit])}… ({len(text):,} characters)"
+    if not isinstance(value, str):
+        shown = repr(value)
+        return shown if len(shown) <= limit else f"{shown[:limit]}… ({len(shown):,} characters)"
+    form = repr if quote else str
+    if len(value) <= limit:
+        return form(value)
+    return f"{form(value[:limit])}… ({len(value):,} characters)"
 
 
 class PmkitError(Exception):
@@ -58,6 +62,20 @@ class InputError(PmkitError):
     def from_os_error(cls, path: str | PathLike, exc: OSError) -> InputError:
         """The error for a file the operating system will not open or read, in plain words."""
         return cls(path, os_problem(exc))
+
+
+def input_problem(path: str | PathLike) -> str | None:
+    """Why ``path`` cannot be read at all — missing, a symbolic link loop, permission denied — or
+    None if it can be.  Checked before readers look at an input, so that a file no reader could open
+    is not reported as one no reader recognises."""
+    try:
+        info = os.stat(path)
+    except OSError as exc:
+        return os_problem(exc)
+    wanted = os.R_OK | os.X_OK if stat.S_ISDIR(info.st_mode) else os.R_OK
+    if not os.access(path, wanted):
+        return "permission denied (the file or a folder above it cannot be read)"
+    return None
 
 
 def os_problem(exc: OSError) -> str:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from pmkit.constraints import Constraint
-from pmkit.errors import InputError, UsageError
+from pmkit.errors import InputError, UsageError, input_problem
 from pmkit.experiment import MEASURES, Experiment
 from pmkit.findings import Finding
 from pmkit.models import ModelSet
@@ -28,8 +28,9 @@ def find_reader(path: str | os.PathLike, registry: Registry | None = None) -> An
     """The first registered reader whose ``sniff`` recognises ``path``; InputError if none does."""
     registry = registry or get_registry()
     p = Path(path)
-    if not p.exists():
-        raise InputError(p, "no such file or directory")
+    problem = input_problem(p)
+    if problem:
+        raise InputError(p, problem)
     for entry in registry.registrations["reader"].values():
         try:
             if entry.obj.sniff(p):
@@ -49,8 +50,9 @@ def read(path: str | os.PathLike, reader: str | None = None, *, registry: Regist
         obj = find_reader(p, registry)
     else:
         obj = registry.get("reader", reader)
-        if not p.exists():
-            raise InputError(p, "no such file or directory")
+        problem = input_problem(p)
+        if problem:
+            raise InputError(p, problem)
     values = resolve_options(obj.options, options, f"reader {obj.name}")
     experiment = obj.read(p, **values)
     if not experiment.provenance.reader:

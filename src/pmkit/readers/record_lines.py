@@ -245,6 +245,8 @@ def looks_like_record(head: str, params_key: str, prepare: Callable[[str], str] 
         return f'"{params_key}"' in first
     try:
         data = json.loads(prepare(first))
-    except (ValueError, RecursionError):
+    except json.JSONDecodeError:
         return False
+    except (ValueError, RecursionError):  # valid JSON Python will not take (4,300+ digits, deep nesting):
+        return f'"{params_key}"' in first  # judge by the key, and let the reader say what is wrong
     return isinstance(data, dict) and isinstance(data.get(params_key), dict)
