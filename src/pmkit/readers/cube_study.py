@@ -102,6 +102,8 @@ def discover(path: Path, manifest: Path | None = None) -> Study:
         return _from_manifest(manifest)
     if path.is_file():
         return _single(path)
+    if path.exists() and not path.is_dir():
+        raise InputError(path, "is neither a .cubex file nor a folder of runs (a device or a pipe?)")
     unreadable = _unreadable_entries(path)
     files = sorted(f for f in path.glob("*/*.cubex") if not f.name.startswith(".") and f.is_file())
     if not files:

@@ -304,14 +304,22 @@ def read_member(archive: zipfile.ZipFile, path: Path, name: str, limits: Limits)
     info = archive.getinfo(name)
     try:
         with archive.open(info) as stream:
-            left = getattr(stream, "_compress_left", None)  # CPython's count of compressed bytes not yet read
-            consumed = (lambda: info.compress_size - stream._compress_left) if left is not None \
-                else (lambda: info.compress_size)
-            return read_inflating(stream.read, consumed, limits)
+            return read_inflating(stream.read, lambda: _consumed(stream, info), limits)
     except LimitError as exc:
         raise InputError(path, str(exc), member=name) from None
     except (zipfile.BadZipFile, OSError, EOFError, zlib.error, NotImplementedError) as exc:
         raise InputError(path, f"cannot be extracted: {_first_line(exc)}", member=name) from None
+
+
+def _consumed(stream: Any, info: zipfile.ZipInfo) -> int:
+    """Compressed bytes a zip member's stream has inflated so far: from CPython's ZipExtFile counters
+    where they exist (read ahead, less the decompressor's unused tail), else the whole member (so
+    the ratio is never overstated)."""
+    left = getattr(stream, "_compress_left", None)
+    tail = getattr(getattr(stream, "_decompressor", None), "unconsumed_tail", b"")
+    if not isinstance(left, int) or not isinstance(tail, bytes):
+        return info.compress_size
+    return info.compress_size - left - len(tail)
 
 
 def _first_line(exc: BaseException) -> str:
@@ -400,6 +408,9 @@ class ExtrapExperimentReader:
         if measure not in STATISTICS:
             raise UsageError(f"option measure: {measure!r} is not one of {', '.join(STATISTICS)}")
         limits = Limits(inflated_bytes=max_inflated_mb * MIB, ratio=max_ratio)
+        if path.exists() and not path.is_file() and not path.is_dir():
+            raise InputError(path, "is not a regular file: an .extra-p experiment is a zip archive, read from a file "
+                             "(not a device or a pipe)")
         try:
             with zipfile.ZipFile(path) as archive:
                 data = self._load_json(archive, path, limits)

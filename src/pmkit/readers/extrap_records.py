@@ -30,7 +30,7 @@ def check_callpath(name: str, path: Path, *, line: int | None = None, member: st
     if not name.strip():
         raise InputError(path, "call path name is empty", line=line, member=member)
     if any(part == "" for part in name.split(CALLPATH_SEPARATOR)):
-        raise InputError(path, f"call path {name!r} has an empty region name between '{CALLPATH_SEPARATOR}'",
+        raise InputError(path, f"call path {excerpt(name)} has an empty region name between '{CALLPATH_SEPARATOR}'",
                          line=line, member=member)
     return name
 
