@@ -23,3 +23,10 @@ def shared_data() -> Path:
     if not path.is_dir():
         pytest.skip(f"real data folder {path} is absent (set {DATA_ENV} to point at shared/data)")
     return path
+
+
+@pytest.fixture(scope="session")
+def shared_data_if_present() -> Path | None:
+    """The folder of real tool outputs, or None where it is absent (for tests that also run without it)."""
+    path = shared_data_dir()
+    return path if path.is_dir() else None

@@ -116,10 +116,8 @@ def samples(shared: Path | None, folder: Path) -> list[tuple[str, Path]]:
     return out
 
 
-def test_every_format_survives_mutation(tmp_path):
-    from conftest import shared_data_dir
-
-    shared = shared_data_dir() if shared_data_dir().is_dir() else None
+def test_every_format_survives_mutation(tmp_path, shared_data_if_present):
+    shared = shared_data_if_present
     rng = random.Random(19)
     outcomes: dict[str, set[str]] = {}
     for reader, source in samples(shared, tmp_path / "generated"):
