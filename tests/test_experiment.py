@@ -126,7 +126,7 @@ CELL = st.tuples(st.integers(0, 3), st.integers(0, 2),
                  st.lists(st.one_of(st.floats(-1e6, 1e6), st.just(float("nan"))), max_size=3))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(batches=st.lists(st.tuples(st.booleans(), st.lists(CELL, max_size=6)), min_size=1, max_size=5))
 def test_blocks_and_single_values_lay_out_as_before(batches):
     """add_block and add_values, interleaved, give what per-value adding always gave."""
@@ -178,7 +178,7 @@ def test_add_block_checks_its_arrays():
 PATH = st.lists(st.sampled_from(["a", "b", "MPI_Send"]), min_size=1, max_size=4).map("->".join)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(paths=st.lists(st.one_of(PATH, st.sampled_from(["->a", "a->", "a->->b", ""])), max_size=8))
 def test_add_many_builds_the_tree_add_builds(paths):
     one, many = CallTree(), CallTree()

@@ -27,7 +27,7 @@ from pmkit.readers.extrap_text import ExtrapTextReader
 from pmkit.readers.record_lines import JSONL_FORMAT, TALPAS_FORMAT
 from pmkit.readers.talpas import TalpasReader
 
-EXAMPLES = int(os.environ.get("PMKIT_BULK_EXAMPLES", 120))
+EXAMPLES = int(os.environ.get("PMKIT_BULK_EXAMPLES", 80))
 """Generated files per test (set PMKIT_BULK_EXAMPLES=3000 for a long run)."""
 SETTINGS = settings(max_examples=EXAMPLES, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
