@@ -8,9 +8,10 @@ Usage::
 
 Each file holds one-parameter series at 5 points (p = 4..64), one repetition, call paths
 ``main->k{i % 100}->f{i}`` under one metric — the shape of issue 14's 100,000-call-path text file.
-Every reading runs in a fresh process: the time is that of the read call alone (imports excluded),
-the peak memory is the process's peak resident set size after it (``VmHWM``) minus the resident size
-before reading (``VmRSS``).  ``old`` is ``tests/reference_readers.py`` (the readers before bulk
+Every reading runs in a fresh process: the times are those of the read call alone (imports
+excluded), wall and CPU (the CPU time is the steadier figure on a shared machine; series/s is
+computed from it), the peak memory is the process's peak resident set size after it (``VmHWM``)
+minus the resident size before reading (``VmRSS``).  ``old`` is ``tests/reference_readers.py`` (the readers before bulk
 parsing: a Python call per value); ``Extra-P`` is Extra-P 4.2.5's own reader in its own interpreter
 (``$PMKIT_EXTRAP_PYTHON``), timed the same way.  The readers' results are checked equal (pmkit's
 bulk vs old) before timing is reported.  Timings on a shared machine are provisional.
@@ -65,10 +66,10 @@ else:
     reader = all_readers[{"text": "text", "jsonl": "json", "json": "json", "talpas": "talpas"}[fmt]]()
     read = lambda: reader.read_experiment(str(path))
 before = status("VmRSS")
-start = time.perf_counter()
+start, cpu = time.perf_counter(), time.process_time()
 experiment = read()
-seconds = time.perf_counter() - start
-out = {"seconds": seconds, "peak_mb": status("VmHWM") - before}
+seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+out = {"seconds": seconds, "cpu": cpu, "peak_mb": status("VmHWM") - before}
 if kind != "extrap":
     import hashlib
     digest = hashlib.sha256()
@@ -127,8 +128,8 @@ def main() -> None:
     parser.add_argument("--old-max", type=int, default=100_000, help="largest size the old readers read")
     parser.add_argument("--extrap-max", type=int, default=10_000, help="largest size Extra-P's readers read")
     args = parser.parse_args()
-    print(f"{'format':7} {'series':>9} {'MB':>6} | {'pmkit s':>8} {'series/s':>10} {'peak MB':>8} | "
-          f"{'old s':>7} {'peak MB':>8} {'old/pmkit':>9} | {'Extra-P s':>9} {'X/pmkit':>8}")
+    print(f"{'format':7} {'series':>9} {'MB':>6} | {'pmkit s':>7} {'cpu s':>7} {'series/s':>10} {'peak MB':>7} | "
+          f"{'old cpu s':>9} {'peak MB':>7} {'old/pmkit':>9} | {'Extra-P cpu s':>13} {'X/pmkit':>8}")
     with tempfile.TemporaryDirectory() as tmp:
         for fmt in args.formats:
             for n in args.sizes:
@@ -144,12 +145,12 @@ def main() -> None:
                 if "error" in new:
                     print(f"{fmt:7} {n:>9,} {size:6.1f} | pmkit failed: {new['error']}")
                     continue
-                line = (f"{fmt:7} {n:>9,} {size:6.1f} | {new['seconds']:8.3f} {n / new['seconds']:10,.0f} "
-                        f"{new['peak_mb']:8.0f} | ")
-                line += (f"{old['seconds']:7.2f} {old['peak_mb']:8.0f} {old['seconds'] / new['seconds']:8.1f}× | "
-                         if "seconds" in old else f"{'—':>7} {'—':>8} {'—':>9} | ")
-                line += (f"{extrap['seconds']:9.2f} {extrap['seconds'] / new['seconds']:7.0f}×"
-                         if "seconds" in extrap else f"{extrap.get('error', '—'):>9}")
+                line = (f"{fmt:7} {n:>9,} {size:6.1f} | {new['seconds']:7.3f} {new['cpu']:7.3f} "
+                        f"{n / new['cpu']:10,.0f} {new['peak_mb']:7.0f} | ")
+                line += (f"{old['cpu']:9.2f} {old['peak_mb']:7.0f} {old['cpu'] / new['cpu']:8.1f}× | "
+                         if "cpu" in old else f"{'—':>9} {'—':>7} {'—':>9} | ")
+                line += (f"{extrap['cpu']:13.2f} {extrap['cpu'] / new['cpu']:7.0f}×"
+                         if "cpu" in extrap else f"{extrap.get('error', '—'):>13}")
                 print(line, flush=True)
 
 

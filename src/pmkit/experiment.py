@@ -317,10 +317,11 @@ class ExperimentBuilder:
     (:meth:`add_block`, what bulk readers use: no Python object per value); both append
     repetitions to a (call path, metric, point) cell in the order they arrive, and :meth:`build`
     lays them out the same way.  ``source`` names the file being read so that validation errors
-    point at it.
+    point at it; ``callpaths`` is a call tree the reader built already (default: an empty one).
     """
 
-    def __init__(self, parameters: Sequence[str], source: str | None = None) -> None:
+    def __init__(self, parameters: Sequence[str], source: str | None = None, *,
+                 callpaths: CallTree | None = None) -> None:
         params = tuple(str(p) for p in parameters)
         if not params:
             raise InputError(source, "no parameters are defined")
@@ -328,7 +329,7 @@ class ExperimentBuilder:
             raise InputError(source, f"parameter names repeat: {list(params)}")
         self.parameters = params
         self.source = source
-        self.callpaths = CallTree()
+        self.callpaths = callpaths if callpaths is not None else CallTree()
         self._points: dict[tuple[float, ...], int] = {}
         self._metrics: dict[str, Metric] = {}
         self._blocks: dict[str, list[_Block]] = {}
@@ -380,10 +381,10 @@ class ExperimentBuilder:
         calling :meth:`add_values` once per entry in order, without a Python object per value.
         Raises ValueError when the arrays do not fit together or an index is out of range.
         """
-        cp = np.asarray(callpaths, dtype=np.int64).reshape(-1)
-        pt = np.asarray(points, dtype=np.int64).reshape(-1)
+        cp = _indices(callpaths)
+        pt = _indices(points)
         vals = np.asarray(values, dtype=float).reshape(-1)
-        n = np.ones(len(cp), dtype=np.int64) if counts is None else np.asarray(counts, dtype=np.int64).reshape(-1)
+        n = np.ones(len(cp), dtype=np.int8) if counts is None else _indices(counts)
         if not len(cp) == len(pt) == len(n):
             raise ValueError(f"add_block: {len(cp)} call paths, {len(pt)} points and {len(n)} counts differ in length")
         if len(cp) and (cp.min() < 0 or cp.max() >= len(self.callpaths)):
@@ -392,8 +393,9 @@ class ExperimentBuilder:
             raise ValueError(f"add_block: point index out of range 0..{len(self._points) - 1}")
         if len(n) and n.min() < 0:
             raise ValueError("add_block: a count is negative")
-        if int(n.sum()) != len(vals):
-            raise ValueError(f"add_block: counts add up to {int(n.sum())} but there are {len(vals)} values")
+        if int(n.sum(dtype=np.int64)) != len(vals):
+            raise ValueError(f"add_block: counts add up to {int(n.sum(dtype=np.int64))} but there are {len(vals)} "
+                             "values")
         self.add_metric(metric)
         self._flush(metric)
         self._blocks.setdefault(metric, []).append(_Block(cp, pt, n, vals))
@@ -476,34 +478,50 @@ class _Pending:
                       np.array(self.counts, dtype=np.int64), np.array(self.values, dtype=float))
 
 
+def _indices(values: ArrayLike) -> np.ndarray:
+    """Integer indices as given (any integer type, no copy), as a flat array."""
+    out = np.asarray(values).reshape(-1)
+    if out.dtype.kind not in "iu":
+        if out.size and not np.issubdtype(out.dtype, np.number):
+            raise ValueError(f"add_block: indices must be integers, got {out.dtype}")
+        out = out.astype(np.int64)
+    return out
+
+
 def _layout(blocks: list[_Block], n_cp: int, n_pt: int) -> np.ndarray:
     """One metric's blocks as a callpaths × points × repetitions array, NaN where nothing was given.
 
-    A cell's repetitions are its values in the order they arrived, over every block.
+    A cell's repetitions are its values in the order they arrived, over every block.  The common
+    case — each cell given once, one value each — takes no temporary larger than one array of
+    cell numbers.
     """
     if not blocks:
         return np.full((n_cp, n_pt, 1), np.nan)
-    cp = np.concatenate([b.callpaths for b in blocks])
-    pt = np.concatenate([b.points for b in blocks])
-    counts = np.concatenate([b.counts for b in blocks])
-    values = np.concatenate([b.values for b in blocks])
-    cell = cp * n_pt + pt
+    if len(blocks) == 1:
+        cp, pt, counts, values = blocks[0].callpaths, blocks[0].points, blocks[0].counts, blocks[0].values
+    else:
+        cp, pt, counts, values = (np.concatenate([getattr(b, f) for b in blocks])
+                                  for f in ("callpaths", "points", "counts", "values"))
+    cell = cp.astype(np.int64) * n_pt + pt
+    repeated = len(cell) > 1 and int(np.bincount(cell, minlength=n_cp * n_pt).max()) > 1
+    if not repeated and (counts == 1).all():
+        out = np.full((n_cp, n_pt, 1), np.nan)
+        out.reshape(-1)[cell] = values
+        return out
     offsets = np.zeros(len(cell), dtype=np.int64)
     repetitions = int(counts.max(initial=0))
-    if len(cell) > 1:
+    if repeated:  # some cell gets values more than once: later ones go after earlier ones
         order = np.argsort(cell, kind="stable")
         ordered = cell[order]
         first = np.r_[True, ordered[1:] != ordered[:-1]]
-        if not first.all():  # some cell gets values more than once: later ones go after earlier ones
-            group = np.cumsum(first) - 1
-            before = np.cumsum(counts[order]) - counts[order]
-            offsets[order] = before - before[first][group]
-            repetitions = int(np.add.reduceat(counts[order], np.flatnonzero(first)).max())
-    repetitions = max(repetitions, 1)
-    out = np.full((n_cp, n_pt, repetitions), np.nan)
+        group = np.cumsum(first) - 1
+        before = np.cumsum(counts[order], dtype=np.int64) - counts[order]
+        offsets[order] = before - before[first][group]
+        repetitions = int(np.add.reduceat(counts[order].astype(np.int64), np.flatnonzero(first)).max())
+    out = np.full((n_cp, n_pt, max(repetitions, 1)), np.nan)
     if len(values):
         entry = np.repeat(np.arange(len(cell)), counts)
-        starts = np.cumsum(counts) - counts
+        starts = np.cumsum(counts, dtype=np.int64) - counts
         slot = offsets[entry] + np.arange(len(values)) - starts[entry]
         out[cp[entry], pt[entry], slot] = values
     return out

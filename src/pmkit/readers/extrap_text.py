@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from pmkit.errors import InputError, excerpt
-from pmkit.experiment import Experiment, ExperimentBuilder
+from pmkit.experiment import CallTree, Experiment, ExperimentBuilder
 from pmkit.hookspecs import hookimpl
 from pmkit.readers.extrap_records import ALLOW_MISSING_OPTION, Point, check_callpath, incomplete_error
 from pmkit.readers.limits import MAX_INPUT_OPTION, Limits
@@ -87,7 +87,7 @@ class _TextParser:
         self.points: dict[Point, int] = {}
         self.point_list: list[Point] = []
         self.notes: list[str] = []
-        self.callpaths: dict[str, int] = {}  # REGION name → code, in order of declaration
+        self.tree = CallTree()  # REGION names in order of declaration; a call path's code is its index
         self.metric_codes: dict[str, int] = {}
         self.metric_names: list[str] = []
         self.declared: list[tuple[int, str]] = []  # (line, metric) where each metric was declared
@@ -104,6 +104,9 @@ class _TextParser:
         self.data_point: list[np.ndarray] = []
         self.data_count: list[np.ndarray] = []
         self.values: list[np.ndarray] = []
+
+    def _name(self, code: Any) -> str:
+        return self.tree[int(code)].path
 
     def metric_code(self, name: str) -> int:
         code = self.metric_codes.get(name)
@@ -237,9 +240,7 @@ class _TextParser:
         """REGION and METRIC lines before ``stop``: each starts a new (REGION, METRIC) sequence."""
         region_lines = np.asarray(events.region_lines, dtype=np.int64)
         keep = int(np.searchsorted(region_lines, stop))
-        codes = self.callpaths
-        region_codes = np.array([codes.setdefault(name, len(codes)) for name in events.region_names[:keep]],
-                                dtype=np.int64)
+        region_codes = self.tree.add_many(events.region_names[:keep])
         metric_lines = np.asarray(events.metric_lines, dtype=np.int64)
         metric_lines = metric_lines[metric_lines < stop]
         metric_codes = np.array([self.metric_code(m) for m in events.metric_names[:len(metric_lines)]],
@@ -311,14 +312,13 @@ class _TextParser:
             text = token.decode() if isinstance(token, bytes) else token
             errors.append((int(line[i]), 4, _failure(lambda: parse_float(text, path, "DATA value", line=int(line[i])))))
         metric = self._key_metric(state.metric)
-        names = list(self.callpaths)
         first(state.position >= state.points, 5, lambda i: InputError(
-            path, f"too many DATA lines for region {excerpt(names[int(state.callpath[i])])}, metric "
+            path, f"too many DATA lines for region {excerpt(self._name(state.callpath[i]))}, metric "
             f"{excerpt(self.metric_names[int(metric[i])])}: there are {int(state.points[i])} POINTS",
             line=int(line[i])))
         prior = self._prior(state.callpath, metric, state.position, line)
         first(prior > 0, 6, lambda i: InputError(
-            path, f"region {excerpt(names[int(state.callpath[i])])}, metric "
+            path, f"region {excerpt(self._name(state.callpath[i]))}, metric "
             f"{excerpt(self.metric_names[int(metric[i])])} already has DATA for point 1 (line {int(prior[i])}); "
             "a region may appear only once per metric",
             line=int(line[i])))
@@ -336,7 +336,7 @@ class _TextParser:
             rows = np.flatnonzero(key_metric == code)
             known = rows[cp[rows] < len(seen)]
             prior[opens[known]] = seen[cp[known]]
-        key = key_metric * (len(self.callpaths) + 1) + cp
+        key = key_metric * (len(self.tree) + 1) + cp
         order = np.argsort(key, kind="stable")
         again = np.r_[False, key[order][1:] == key[order][:-1]]
         if again.any():
@@ -366,8 +366,8 @@ class _TextParser:
         for code in np.unique(key).tolist():
             rows = key == code
             seen = self.seen.get(code, np.zeros(0, dtype=np.int64))
-            if len(seen) < len(self.callpaths):
-                seen = np.concatenate([seen, np.zeros(len(self.callpaths) - len(seen), dtype=np.int64)])
+            if len(seen) < len(self.tree):
+                seen = np.concatenate([seen, np.zeros(len(self.tree) - len(seen), dtype=np.int64)])
             seen[cp[rows]] = first_line[rows]
             self.seen[code] = seen
         self.pair_callpath.append(cp.astype(np.int32))
@@ -393,7 +393,6 @@ class _TextParser:
             raise InputError(self.path, "no POINTS line: the file defines no measurement points")
         if not self.pairs:
             raise InputError(self.path, "no DATA lines: the file holds no measured values")
-        names = list(self.callpaths)
         pair_callpath = np.concatenate(self.pair_callpath)
         pair_metric = np.concatenate(self.pair_metric)
         data_pair = np.concatenate(self.data_pair)
@@ -401,24 +400,19 @@ class _TextParser:
         short = np.flatnonzero(have < len(self.point_list))
         if short.size and not allow_missing:
             i = int(short[0])
-            raise incomplete_error(self.path, names[int(pair_callpath[i])], self.metric_names[int(pair_metric[i])],
+            raise incomplete_error(self.path, self._name(pair_callpath[i]), self.metric_names[int(pair_metric[i])],
                                    int(have[i]), self.point_list, self.point_list[int(have[i]):], self.parameters,
                                    int(np.concatenate(self.pair_line)[i]))
-        builder = ExperimentBuilder(self.parameters, source=str(self.path))
+        builder = ExperimentBuilder(self.parameters, source=str(self.path), callpaths=self.tree)
         builder.provenance.reader = ExtrapTextReader.name
         for point in self.point_list:
             builder.add_point(point)
-        try:
-            tree_index = builder.callpaths.add_many(names)
-        except ValueError as exc:
-            raise InputError(self.path, str(exc)) from None
         for name in dict.fromkeys(name for _, name in sorted(self.declared, key=lambda d: d[0])):
             builder.add_metric(name)
-        count = np.concatenate(self.data_count)
-        point = np.concatenate(self.data_point)
-        values = np.concatenate(self.values)
-        callpath = tree_index[pair_callpath[data_pair]]
+        count, point, values = (_joined(parts) for parts in (self.data_count, self.data_point, self.values))
+        callpath = pair_callpath[data_pair]
         metric = pair_metric[data_pair]
+        del data_pair
         codes = np.unique(metric)
         for code in codes.tolist():
             rows = slice(None) if len(codes) == 1 else metric == code
@@ -576,6 +570,13 @@ class _Lines:
         ends = np.cumsum(self.tokens[chosen] - 1)
         return [b" ".join(words[a:b]).decode("utf-8") for a, b in zip((ends - self.tokens[chosen] + 1).tolist(),
                                                                        ends.tolist(), strict=True)]
+
+
+def _joined(parts: list[np.ndarray]) -> np.ndarray:
+    """The pieces' arrays as one, the list emptied as it goes (so both are never held whole)."""
+    out = np.concatenate(parts)
+    parts.clear()
+    return out
 
 
 def _failure(call: Callable[[], Any]) -> Callable[[], InputError]:
