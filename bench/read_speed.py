@@ -45,6 +45,8 @@ def status(field):
 kind, fmt, path = sys.argv[1], sys.argv[2], Path(sys.argv[3])
 if kind == "pmkit":
     import pmkit
+    from pmkit.plugins import get_registry
+    get_registry()  # plugin loading is start-up, not reading
     reader = {"text": "extrap-text", "jsonl": "extrap-jsonl", "talpas": "talpas", "json": "extrap-json"}[fmt]
     read = lambda: pmkit.read(path, reader)
 elif kind == "old":
