@@ -377,3 +377,10 @@ def test_cube_defects_are_no_python_warnings(tmp_path, recwarn):
     experiment = read_cube(tmp_path / "bad.cubex")
     assert experiment.provenance.warnings and "checksums are wrong" in experiment.provenance.warnings[0]
     assert not recwarn.list
+
+
+def test_a_huge_call_path_in_a_json_member_path_is_cut(tmp_path, capsys):
+    path = tmp_path / "doc.json"
+    path.write_text(json.dumps({"parameters": ["p"], "measurements": {"->" + "q" * HUGE: {"m": []}}}))
+    line = one_line_error(capsys, "model", str(path))
+    assert "[measurements/->qqq" in line and "characters)]" in line

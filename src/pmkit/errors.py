@@ -15,6 +15,9 @@ from os import PathLike
 EXCERPT_CHARS = 60
 """How much of an offending token an error message quotes."""
 
+MEMBER_CHARS = 120
+"""Longest member path (a JSON path, an archive member) an :class:`InputError` shows; longer ones are cut."""
+
 PROBLEM_CHARS = 1000
 """Longest problem text an :class:`InputError` keeps; anything longer is cut (a last resort)."""
 
@@ -50,10 +53,10 @@ class InputError(PmkitError):
             problem = problem[:PROBLEM_CHARS] + "… (message cut)"
         self.problem = problem
         self.line = line
-        self.member = member
+        self.member = None if member is None else excerpt(member, MEMBER_CHARS, quote=False)
         where = self.path or "<input>"
-        if member:
-            where += f" [{member}]"
+        if self.member:
+            where += f" [{self.member}]"
         if line is not None:
             where += f", line {line}"
         super().__init__(f"{where}: {problem}")

@@ -11,6 +11,7 @@ since it would merge distinct points.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import repeat
@@ -240,13 +241,18 @@ def looks_like_record(head: str, params_key: str, prepare: Callable[[str], str] 
     first = next((line.strip() for line in head.split("\n") if line.strip()), "")
     if not first.startswith("{"):
         return False
-    # a first line longer than the head cannot be parsed; judge it by its key alone
+    # a first line longer than the head cannot be parsed; judge it by its key, followed by an object
     if len(head) >= HEAD_BYTES // 4 and "\n" not in head.strip():
-        return f'"{params_key}"' in first
+        return _has_object(first, params_key)
     try:
         data = json.loads(prepare(first))
     except json.JSONDecodeError:
         return False
     except (ValueError, RecursionError):  # valid JSON Python will not take (4,300+ digits, deep nesting):
-        return f'"{params_key}"' in first  # judge by the key, and let the reader say what is wrong
+        return _has_object(first, params_key)  # judge by the key, and let the reader say what is wrong
     return isinstance(data, dict) and isinstance(data.get(params_key), dict)
+
+
+def _has_object(text: str, key: str) -> bool:
+    """Whether ``"key"`` appears in ``text`` followed by ``: {`` (a record's parameters object)."""
+    return re.search(rf'"{re.escape(key)}"\s*:\s*\{{', text) is not None
