@@ -384,3 +384,9 @@ def test_a_huge_call_path_in_a_json_member_path_is_cut(tmp_path, capsys):
     path.write_text(json.dumps({"parameters": ["p"], "measurements": {"->" + "q" * HUGE: {"m": []}}}))
     line = one_line_error(capsys, "model", str(path))
     assert "[measurements/->qqq" in line and "characters)]" in line
+
+
+def test_a_manifest_field_beyond_the_csv_limit_is_one_line(tmp_path, capsys):
+    (tmp_path / "pmkit-manifest.csv").write_text('file,p\n"' + "q" * 200_000 + '",1\n')
+    line = one_line_error(capsys, "model", str(tmp_path))
+    assert "pmkit-manifest.csv: is not usable CSV after line 1: field larger than field limit" in line

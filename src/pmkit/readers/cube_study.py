@@ -19,9 +19,14 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 
 from pmkit.errors import InputError, excerpt, os_problem
+from pmkit.readers.limits import MIB, Limits
+from pmkit.readers.parsing import read_text
 
 MANIFEST_NAMES = ("pmkit-manifest.toml", "pmkit-manifest.csv")
 """Manifests found automatically in a study folder."""
+
+MANIFEST_MB = 64
+"""Largest manifest read (MiB): a line per run, so a million runs fit."""
 
 _REPETITION = re.compile(r"^(?P<base>.*)\.r(?P<rep>\d+)$")
 _PAIR = r"[A-Za-z_]+\d+(?:[.,]\d+)?"
@@ -269,12 +274,13 @@ def _toml_rows(manifest: Path) -> list[tuple[dict, dict]]:
         import tomllib
     except ModuleNotFoundError:  # Python 3.10
         import tomli as tomllib  # type: ignore[no-redef]
+    text = read_text(manifest, Limits(input_bytes=MANIFEST_MB * MIB))
     try:
-        data = tomllib.loads(manifest.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(manifest, f"cannot be read: {exc}") from None
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(manifest, f"is not valid TOML: {exc}") from None
+    except RecursionError:
+        raise InputError(manifest, "is not usable TOML: it is nested too deeply") from None
     runs = data.get("run")
     if not isinstance(runs, list) or not all(isinstance(r, dict) for r in runs):
         raise InputError(manifest, "expected [[run]] tables, each with file = \"...\" and numeric coordinates")
@@ -282,16 +288,16 @@ def _toml_rows(manifest: Path) -> list[tuple[dict, dict]]:
 
 
 def _csv_rows(manifest: Path) -> list[tuple[dict, dict]]:
-    try:
-        text = manifest.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(manifest, f"cannot be read: {exc}") from None
+    text = read_text(manifest, Limits(input_bytes=MANIFEST_MB * MIB))
     reader = csv.DictReader(text.splitlines())
-    if not reader.fieldnames or "file" not in [f.strip() for f in reader.fieldnames]:
-        raise InputError(manifest, "the header must name a 'file' column and one column per parameter", line=1)
     rows = []
-    for row in reader:
-        if None in row or None in row.values():
-            raise InputError(manifest, "has a different number of fields than the header", line=reader.line_num)
-        rows.append(({"line": reader.line_num}, {k.strip(): v.strip() for k, v in row.items()}))
+    try:
+        if not reader.fieldnames or "file" not in [f.strip() for f in reader.fieldnames]:
+            raise InputError(manifest, "the header must name a 'file' column and one column per parameter", line=1)
+        for row in reader:
+            if None in row or None in row.values():
+                raise InputError(manifest, "has a different number of fields than the header", line=reader.line_num)
+            rows.append(({"line": reader.line_num}, {k.strip(): v.strip() for k, v in row.items()}))
+    except csv.Error as exc:  # e.g. a field longer than the csv module's limit (128 KiB)
+        raise InputError(manifest, f"is not usable CSV after line {reader.line_num}: {exc}") from None
     return rows
