@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pmkit.errors import InputError, excerpt
+from pmkit.errors import InputError, excerpt, input_problem
 from pmkit.readers.limits import MIB, Limits
 from pmkit.readers.parsing import load_json, read_text
 
@@ -131,10 +131,11 @@ def taint_files(paths: str | Path | Iterable[str | Path]) -> list[Path]:
                 raise InputError(path, f"the folder holds Perf-Taint output of several programs "
                                  f"({', '.join(prefixes)}); pass one program's files")
             files.extend(found)
-        elif path.is_file():
-            files.append(path)
         else:
-            raise InputError(path, "no such file or directory")
+            problem = input_problem(path)
+            if problem:
+                raise InputError(path, problem)
+            files.append(path)  # a file, or a stream read within limits
     return files
 
 
