@@ -21,7 +21,7 @@ from typing import Any
 from pmkit import progress
 from pmkit.analysis import Analysis, InputAnalysis, Inputs, LoadedPrior, PriorOutcome
 from pmkit.constraints import Constraint
-from pmkit.errors import InputError, PluginError, UsageError
+from pmkit.errors import InputError, PluginError, UsageError, input_problem
 from pmkit.experiment import MEASURES, Experiment
 from pmkit.findings import Finding
 from pmkit.models import ModelSet
@@ -39,8 +39,9 @@ def find_reader(path: str | os.PathLike, registry: Registry | None = None) -> An
     """
     registry = registry or get_registry()
     p = Path(path)
-    if not p.exists():
-        raise InputError(p, "no such file or directory")
+    problem = input_problem(p)
+    if problem:
+        raise InputError(p, problem)
     for entry in registry.sniff_order():
         if sniff(registry, entry, p):
             return entry.obj
@@ -55,8 +56,10 @@ def read(path: str | os.PathLike, reader: str | None = None, *, registry: Regist
     p = Path(path)
     if reader is None:
         reader = find_reader(p, registry).name
-    elif not p.exists():
-        raise InputError(p, "no such file or directory")
+    else:
+        problem = input_problem(p)
+        if problem:
+            raise InputError(p, problem)
     entry = registry.entry("reader", reader)
     values = resolve_options(entry.obj.options, options, f"reader {entry.name}")
     try:
