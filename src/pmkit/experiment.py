@@ -22,6 +22,7 @@ from pmkit.errors import InputError
 
 if TYPE_CHECKING:
     from pmkit.models import ModelSet
+    from pmkit.timeline import Timeline
 
 CALLPATH_SEPARATOR = "->"
 
@@ -124,7 +125,8 @@ class Experiment:
     missing value.  ``locations[metric][point]``, when present, has shape
     (len(callpaths), repetitions, locations at that point).  ``stored_models`` holds models that
     came with the input (the model sets of an Extra-P ``.extra-p`` file), by model-set name, so
-    that they can be shown and compared beside pmkit's own.
+    that they can be shown and compared beside pmkit's own.  ``timeline`` (from ``perf stat``)
+    holds the samples behind the values: per interval and location, for plots.
     """
 
     parameters: tuple[str, ...]
@@ -136,6 +138,7 @@ class Experiment:
     provenance: Provenance = field(default_factory=Provenance)
     events: EventTable | None = None
     stored_models: dict[str, ModelSet] = field(default_factory=dict)
+    timeline: Timeline | None = None
 
     def __post_init__(self) -> None:
         self.parameters = tuple(self.parameters)

@@ -31,6 +31,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "pmkit.readers.extrap_text",
     "pmkit.readers.extrap_json",
     "pmkit.readers.talpas",
+    "pmkit.readers.perf_stat",
     "pmkit.readers.cube",
     "pmkit.priors.taint",
     "pmkit.readers.extrap_experiment",
