@@ -37,6 +37,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "pmkit.readers.extrap_experiment",
     "pmkit.modelers.refining",
     "pmkit.modelers.multiparam",
+    "pmkit.modelers.apmt",
     "pmkit.detectors.imbalance",
 )
 """Modules of the built-in plugins; each has ``@hookimpl(trylast=True)`` register functions."""
