@@ -1,4 +1,4 @@
-"""The errors pmkit raises on purpose: bad input (exit code 1) and bad usage (exit code 2).
+"""The errors pmkit raises on purpose: bad input or output (exit code 1) and bad usage (exit code 2).
 
 Anything else escaping to the CLI is a bug in pmkit or a plugin, not in the user's data.
 """
@@ -31,3 +31,12 @@ class InputError(PmkitError):
 
 class UsageError(PmkitError):
     """A request that cannot be carried out as asked: unknown plugin, bad option, wrong metric."""
+
+
+class OutputError(PmkitError):
+    """A file pmkit was asked to write and could not (full disk, no such folder, no permission)."""
+
+    def __init__(self, path: str | PathLike, problem: str) -> None:
+        self.path = str(path)
+        self.problem = problem
+        super().__init__(f"cannot write {self.path}: {problem}")

@@ -16,7 +16,7 @@ import numpy as np
 
 from pmkit import Factor, Function, Model, ModelSet, Option, Quality, SeriesBatch, Term, UsageError
 from pmkit.experiment import MEASURES
-from pmkit.options import resolve_options
+from pmkit.options import with_defaults
 from pmkit_amdahl.fitting import N_COEFFICIENTS, fit_amdahl, linear_coefficients
 
 SNAP_TOLERANCE = 0.5
@@ -101,7 +101,7 @@ class AmdahlModeler:
 
     def model(self, batch: SeriesBatch, **options: Any) -> ModelSet:
         """One model per series of ``batch``, in its order; never raises on a degenerate series."""
-        values = resolve_options(self.options, options, f"modeler {self.name}")
+        values = with_defaults(self.options, options, f"modeler {self.name}")
         if values["c_min"] >= values["c_max"]:
             raise UsageError(f"modeler amdahl: c_min ({values['c_min']}) must be below c_max ({values['c_max']})")
         if values["starts"] < 1 or values["max_evaluations"] < 1 or values["max_denominator"] < 1:
