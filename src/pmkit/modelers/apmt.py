@@ -56,7 +56,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("frequency_ghz", float, 0.0, "CPU clock in GHz (0: the frequency parameter, else cycles/time, else the "
            "profile's)"),
     Option("threshold", float, 0.05, "a call path is a critical kernel when its share of the cycles exceeds this in "
-           "some run (paper: 5%)"),
+           "some run (the default 5% is APMT's)"),
     Option("nonscalable_share", float, 0.01, "call paths whose time does not fall with the scale are kernels from "
            "this share on"),
     Option("min_r2", float, MIN_R2, "adjusted R² a predefined law needs to replace the constant"),
@@ -65,7 +65,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("margin", float, MARGIN, "a law with 3 coefficients must leave this many times less variance unexplained "
            "than the best with 2"),
     Option("bf_comm", float, 1.0, "communication blocking factor BF_comm (1: communication does not overlap)"),
-    Option("refine", bool, True, "use a run at a second clock to refine CPI_core and BF_mem (Eq. 5)"),
+    Option("refine", bool, True, "use a run at a second clock to refine CPI_core and BF_mem (CPI = CPI_core + "
+           "BF_mem·T_mem at two clocks)"),
     Option("holdout", int, 1, "largest scales left out of a second fit to validate the model (closed loop)"),
     Option("accuracy", float, 15.0, "target mean error (%) of the closed-loop validation"),
     Option("totals", bool, False, "counters and time are totals over all processes (perf stat of mpirun): "
