@@ -186,7 +186,7 @@ def _weights(y: np.ndarray, relative: bool) -> np.ndarray:
         return np.ones_like(y)
     magnitude = np.abs(y)
     scale = np.where(magnitude > 0, magnitude, np.nan)
-    fallback = np.nanmean(np.where(magnitude > 0, magnitude, np.nan), axis=1, keepdims=True)
+    fallback = _nanmean(np.where(magnitude > 0, magnitude, np.nan))[:, None]
     with np.errstate(all="ignore"):
         return 1.0 / np.where(np.isfinite(scale), scale, np.where(np.isfinite(fallback), fallback, 1.0))
 
@@ -251,7 +251,7 @@ def _solve(shape: LawShape, x: np.ndarray, y: np.ndarray, w2: np.ndarray) -> np.
         if shape.kind == "power":
             exponent = np.round(line[:, 1] * POWER_STEP) / POWER_STEP
             with np.errstate(all="ignore"):
-                coef[:, 0] = np.exp(np.nanmean(logy - exponent[:, None] * regressor[None, :], axis=1))
+                coef[:, 0] = np.exp(_nanmean(logy - exponent[:, None] * regressor[None, :]))
             coef[:, 1] = exponent
         else:
             coef[:, 0] = np.exp(line[:, 0])
@@ -269,6 +269,15 @@ def _solve(shape: LawShape, x: np.ndarray, y: np.ndarray, w2: np.ndarray) -> np.
     coef = np.zeros((y.shape[0], MAX_COEFFICIENTS))
     coef[:, : design.shape[1]] = solution
     return coef
+
+
+def _nanmean(values: np.ndarray) -> np.ndarray:
+    """Row means of the finite values, NaN for a row without any (and no warning)."""
+    finite = np.isfinite(values)
+    count = finite.sum(axis=1)
+    total = np.where(finite, values, 0.0).sum(axis=1)
+    with np.errstate(all="ignore"):
+        return np.where(count > 0, total / np.maximum(count, 1), np.nan)
 
 
 def _linear(design: np.ndarray, y: np.ndarray, w2: np.ndarray) -> np.ndarray:

@@ -102,13 +102,38 @@ class ApmtOptions:
 
 
 class ApmtModelSet(ModelSet):
-    """The models of a batch, plus ``apmt``: the study's APMT model (None when it could not be built)."""
+    """The models of a batch, plus ``apmt``: the study's APMT model (None when it could not be built).
+
+    It follows :class:`pmkit.hookspecs.ContributesToAnalysis`: ``pmkit show`` renders its tables
+    and takes ``T_app`` as the predicted total of the time metric.
+    """
 
     def __init__(self, parameters: Sequence[str], *, count: int, make: Any, apmt: ApmtResult | None,
-                 notes: Sequence[str] = ()) -> None:
+                 notes: Sequence[str] = (), time_metric: str | None = None, time_factor: float = 1.0,
+                 totals: bool = False) -> None:
         super().__init__(parameters, count=count, make=make, modeler=NAME)
         self.apmt = apmt
         self.notes = tuple(notes)
+        self._time = (time_metric, time_factor, totals)
+
+    def analysis_tables(self, metric: str, target: Mapping[str, float]) -> list[Any]:
+        """APMT's per-kernel table and validation at ``target`` (or why there is no APMT model)."""
+        from pmkit.analysis import ContributedTable
+        from pmkit.modelers.apmt_result import contributed_tables
+
+        if self.apmt is None:
+            return [ContributedTable("APMT", ("note",), tuple((n,) for n in self.notes) or (("no model",),))]
+        return contributed_tables(self.apmt, target)
+
+    def predicted_total(self, metric: str, target: Mapping[str, float]) -> tuple[float, str] | None:
+        """T_app at ``target`` in the unit of the time metric, when ``metric`` is that metric."""
+        time_metric, factor, totals = self._time
+        if self.apmt is None or metric != time_metric:
+            return None
+        value = self.apmt.t_app(target) / factor
+        if totals:
+            return value * self.apmt.scale_of(target), "APMT T_app × processes (totals)"
+        return value, "APMT T_app"
 
 
 class ApmtModeler:
@@ -256,7 +281,8 @@ def _model_set(batch: SeriesBatch, experiment: Experiment, data: StudyData, resu
                      _options(options), tuple([law_note, *series_notes, *_exponential_note(function)]),
                      int(own.points[i]))
 
-    return ApmtModelSet(batch.parameters, count=len(batch), make=make, apmt=result, notes=notes)
+    return ApmtModelSet(batch.parameters, count=len(batch), make=make, apmt=result, notes=notes,
+                        time_metric=data.time_metric, time_factor=data.time_factor, totals=options.totals)
 
 
 def _nominal_columns(batch: SeriesBatch, data: StudyData) -> np.ndarray:

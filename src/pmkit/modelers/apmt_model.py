@@ -8,15 +8,17 @@ the communication models, and ``T_app`` — fitted on a chosen subset of the run
   smallest to the largest scale (if they reach ``nonscalable_share`` somewhere); the rest summed into
   one kernel.  MPI call paths are communication, not kernels.
 * **Computation** (§3.3): every counter of a kernel is a law of the scale (:mod:`pmkit.fitting.laws`).
-  ``CPI_i`` is the kernel's computation cycles per instruction — cycles minus stall cycles, as the
-  paper restricts CPI to "the computation time and computation cycles only" — averaged over the runs,
-  with Eq. 4's deviation; ``T_comp_i = instructions_i(p)·CPI_i / f``.  ``T_mem_i = Σ hits_l(p)·latency_l``
+  ``CPI_i`` (``cpi``) is the kernel's computation cycles per instruction — cycles minus stall cycles,
+  as the paper restricts CPI to "the computation time and computation cycles only" — averaged over the
+  runs, with Eq. 4's deviation (``cpi_total`` is cycles per instruction); ``T_comp_i =
+  instructions_i(p)·CPI_i / f``.  ``T_mem_i = Σ hits_l(p)·latency_l``
   over L1, L2, LLC and memory, and ``BF_mem_i = T_stall_i / T_mem_i`` (Eq. 3), so the exposed memory
   time ``BF_mem_i·T_mem_i`` is the stall law over the clock.
 * **Refinement** (§3.4, Eq. 5): with a run at a second clock, ``CPI = CPI_core + BF_mem·T_mem`` (CPI
   total cycles per instruction, ``T_mem`` memory cycles per instruction at each clock) gives two
-  equations: the gradient is ``BF_mem``, the intercept ``CPI_core`` (as the paper's Fig. 10 says; its
-  Eq. 6 prints the two names the other way round), and ``T_i = instructions·CPI_core/f + BF_mem·T_mem(p)``.
+  equations: the gradient is ``BF_mem``, the intercept ``CPI_core`` (``cpi_core``; as the paper's
+  Fig. 10 says — its Eq. 6 prints the two names the other way round), and ``T_i =
+  instructions·CPI_core/f + BF_mem·T_mem(p)``.
 * **Communication** (§3.3): point-to-point call paths by Hockney, ``t = α + β·s_tot`` with the call
   path's bytes (waits without bytes take the point-to-point total); collectives per call,
   ``t/n = a·log2(P) + b·s + c`` with the average message size ``s``, times the calls ``n(p)``.
@@ -75,6 +77,7 @@ class KernelModel:
     t_mem: Combination = field(default_factory=Combination)
     cpi: float = float("nan")
     cpi_deviation: float = float("nan")
+    cpi_total: float = float("nan")
     cpi_core: float = float("nan")
     bf_mem: float = float("nan")
     bf_source: str = ""
@@ -279,15 +282,14 @@ def _kernel_series(data: StudyData, columns: np.ndarray, seconds: np.ndarray, ke
         kernel.t_mem = sum((law(laws[HIT_ROLES[level]], latency[level].seconds(hz)) for level in hits), Combination())
         with np.errstate(all="ignore"):
             if cycles is not None and instructions is not None:
-                cpi_runs = cycles / instructions
-                kernel.cpi = float(np.nanmean(cpi_runs))
+                kernel.cpi_total = float(np.nanmean(cycles / instructions))
             measured_mem = t_mem_measured()
             if "instructions" in laws and "cycles" in laws:
                 if stalls is not None:
                     compute_cpi = (cycles - stalls) / instructions
-                    kernel.cpi_core = float(np.nanmean(compute_cpi))
+                    kernel.cpi = float(np.nanmean(compute_cpi))
                     kernel.cpi_deviation = _deviation(compute_cpi)
-                    kernel.comp = law(laws["instructions"], kernel.cpi_core / hz)
+                    kernel.comp = law(laws["instructions"], kernel.cpi / hz)
                     if "stall_cycles" in laws:
                         kernel.mem = law(laws["stall_cycles"], 1.0 / hz)
                     if measured_mem is not None:
@@ -297,7 +299,7 @@ def _kernel_series(data: StudyData, columns: np.ndarray, seconds: np.ndarray, ke
                         kernel.notes.append("no cache-hit counters: T_mem and BF_mem unknown; the exposed memory "
                                             "time is the stall cycles at the clock")
                 else:
-                    kernel.cpi_core = kernel.cpi
+                    kernel.cpi = kernel.cpi_total
                     kernel.cpi_deviation = _deviation(cycles / instructions)
                     kernel.comp = law(laws["instructions"], kernel.cpi / hz)
                     kernel.notes.append("no stall-cycle counter: memory time stays inside CPI; BF_mem unknown")
@@ -313,10 +315,9 @@ def _kernel_series(data: StudyData, columns: np.ndarray, seconds: np.ndarray, ke
             elif "time" in laws:
                 kernel.comp = law(laws["time"])
                 kernel.notes.append("no cycles counter: the kernel's time is fitted from the time metric")
-        if np.isfinite(kernel.cpi_deviation) and kernel.cpi_core > 0 and \
-                np.sqrt(kernel.cpi_deviation) / kernel.cpi_core > 0.1:
-            kernel.notes.append(f"CPI varies by {100 * np.sqrt(kernel.cpi_deviation) / kernel.cpi_core:.0f}% across "
-                                "runs (Eq. 4); a constant CPI is a rough model here")
+        if np.isfinite(kernel.cpi_deviation) and kernel.cpi > 0 and np.sqrt(kernel.cpi_deviation) / kernel.cpi > 0.1:
+            kernel.notes.append(f"CPI varies by {100 * np.sqrt(kernel.cpi_deviation) / kernel.cpi:.0f}% across runs "
+                                "(Eq. 4); a constant CPI is a rough model here")
 
     return finish
 

@@ -176,7 +176,7 @@ def _names(items: Any, path: Path, where: str) -> tuple[str, ...]:
 
 def normalise(name: str) -> str:
     """A metric name as profiles match it: lower case, perf modifiers (``:u``) and PMU prefixes dropped."""
-    text = name.strip()
+    text = _MODIFIERS.sub("", name.strip())
     match = _PMU.match(text)
     if match:
         text = match.group(1)

@@ -1,9 +1,12 @@
 """What the APMT modeler returns beside its per-series models: the per-kernel table, ``T_app`` at any
-scale, the closed-loop validation, as data (``to_json()``); :mod:`pmkit.ui.apmt_table` draws it.
+scale, the closed-loop validation, as data (``to_json()``).  :func:`contributed_tables` turns it
+into the tables ``pmkit show`` renders; :mod:`pmkit.ui.apmt_table` draws it for SDK users.
 
 Rows of the table, at the largest measured scale ("now") and at a target: one per critical kernel
-(``cpi``, ``cpi_deviation``, ``cpi_core``, ``bf_mem``, compute time ``t_comp``, memory time
-``t_mem`` = Σ hits × latency and its exposed part ``t_mem_exposed`` = BF_mem·T_mem), one for
+(``cpi`` — the paper's computation CPI —, ``cpi_deviation`` (Eq. 4), ``cpi_total`` (cycles per
+instruction), ``cpi_core`` (Eq. 5, with a run at a second clock), ``bf_mem``, compute time
+``t_comp``, memory time ``t_mem`` = Σ hits × latency and its exposed part ``t_mem_exposed`` =
+BF_mem·T_mem), one for
 point-to-point communication and one per collective operation (``t_comm``), one for ``T_others``,
 and the total ``t_app`` (Eq. 2).  All times are seconds per process.
 """
@@ -58,6 +61,7 @@ class TableRow:
     share: float = math.nan
     cpi: float = math.nan
     cpi_deviation: float = math.nan
+    cpi_total: float = math.nan
     cpi_core: float = math.nan
     bf_mem: float = math.nan
     bf_source: str = ""
@@ -68,8 +72,8 @@ class TableRow:
     def to_json(self) -> dict[str, Any]:
         return {"kernel": self.name, "kind": self.kind, "callpaths": list(self.callpaths),
                 "share": _finite(self.share), "cpi": _finite(self.cpi), "cpi_deviation": _finite(self.cpi_deviation),
-                "cpi_core": _finite(self.cpi_core), "bf_mem": _finite(self.bf_mem),
-                "bf_mem_source": self.bf_source or None,
+                "cpi_total": _finite(self.cpi_total), "cpi_core": _finite(self.cpi_core),
+                "bf_mem": _finite(self.bf_mem), "bf_mem_source": self.bf_source or None,
                 "now": self.now.to_json(), "target": self.target.to_json(), "laws": dict(self.laws),
                 "coefficients": {k: _finite(v) for k, v in self.coefficients.items()}, "notes": list(self.notes)}
 
@@ -178,7 +182,8 @@ class ApmtResult:
             rows.append(TableRow(kernel.name, kernel.kind, tuple(self.data.callpaths[r] for r in kernel.rows),
                                  self._times(kernel.comp, kernel.mem, kernel.t_mem, empty, now),
                                  self._times(kernel.comp, kernel.mem, kernel.t_mem, empty, then), kernel.share,
-                                 kernel.cpi, kernel.cpi_deviation, kernel.cpi_core, kernel.bf_mem, kernel.bf_source,
+                                 kernel.cpi, kernel.cpi_deviation, kernel.cpi_total, kernel.cpi_core, kernel.bf_mem,
+                                 kernel.bf_source,
                                  laws, {}, tuple(kernel.notes)))
         for name, kind, models in _comm_groups(self.fit.comm):
             total = sum((m.time for m in models), Combination()).scaled(self.fit.bf_comm)
@@ -230,6 +235,54 @@ class ApmtResult:
             "validation": None if self.validation is None else self.validation.to_json(),
             "notes": list(self.notes),
         }
+
+
+KINDS = {"hotspot": "hot", "non-scalable": "non-sc.", "rest": "rest", "p2p": "p2p", "collective": "coll.",
+         "others": "", "total": ""}
+"""Short names of the table rows' kinds, for 80 columns."""
+
+
+def contributed_tables(result: ApmtResult, target: Mapping[str, float] | float | None = None) -> list[Any]:
+    """The per-kernel table at the largest measured scale and at ``target`` (and the validation, when
+    there is one), as tables every view of :func:`pmkit.analyse` renders.  The JSON output carries
+    each table's ``records`` keyed ``kernel``, ``kind``, ``cpi``, ``bf_mem``, ``t_comp``, ``t_mem_exposed``
+    (exposed: BF_mem·T_mem), ``t_comm`` and ``total``, and the target table the whole
+    :meth:`ApmtResult.to_json` as ``data``."""
+    from pmkit.analysis import ContributedTable
+
+    parameter = result.parameter
+    then = result.scale_of(target)
+    table = result.table(target)
+    columns = ("kernel", "kind", "CPI", "BF_mem", "compute", "memory", "comm", "total")
+    keys = ("kernel", "kind", "cpi", "bf_mem", "t_comp", "t_mem_exposed", "t_comm", "total")
+    units = ("", "", "", "", "s", "s", "s", "s")
+
+    def rows(which: str) -> tuple[tuple[str | float, ...], ...]:
+        out = []
+        for row in table:
+            times: Times = getattr(row, which)
+            out.append((row.name, KINDS.get(row.kind, row.kind), row.cpi, row.bf_mem, times.t_comp,
+                        times.t_mem_exposed, times.t_comm, times.total))
+        return tuple(out)
+
+    now = result.t_app(result.reference)
+    notes = (f"T_app = Σ(T_comp + BF_mem·T_mem) + BF_comm·T_comm + T_others: {now:.4g} s at "
+             f"{parameter}={result.reference:g} (measured {result.measured_total():.4g} s), {result.t_app(then):.4g} s "
+             f"at {parameter}={then:g}; memory is BF_mem·T_mem, the part of T_mem not hidden by computation",
+             f"clock {result.data.frequency_hz / 1e9:.3g} GHz ({result.data.frequency_source}); BF_comm "
+             f"{result.fit.bf_comm:g}; profile {result.profile.source}", *result.notes)
+    tables = [ContributedTable(f"APMT kernels at {parameter}={result.reference:g} (largest measured)", columns,
+                               rows("now"), units, keys),
+              ContributedTable(f"APMT kernels at {parameter}={then:g} (target)", columns, rows("target"), units,
+                               keys, notes, result.to_json(target))]
+    validation = result.validation
+    if validation is not None:
+        tables.append(ContributedTable(
+            "APMT closed-loop validation (fitted without the largest runs)",
+            ("held out", "measured", "predicted", "error %"),
+            tuple((f"{parameter}={h.x:g}", h.measured, h.predicted, round(h.error, 1)) for h in validation.held_out),
+            ("", "s", "s", ""), (parameter, "measured", "predicted", "error_percent"), (validation.advice,)))
+    return tables
 
 
 def _law_text(fit: ApmtFit, row: int, parameter: str) -> str:
