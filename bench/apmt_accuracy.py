@@ -163,7 +163,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                  [args.noise] * args.apps, [options] * args.apps, [args.second_clock] * args.apps,
                                  [args.seed] * args.apps))
     elapsed = time.perf_counter() - start
-    title = (f"{args.apps} random applications, fitted at p={args.fit}, ±{args.noise:.0%} noise, seed {args.seed}"
+    title = (f"{args.apps} random applications, fitted at p={args.fit}, ±{args.noise:.1%} noise, seed {args.seed}"
              + (", with a run at 2 GHz" if args.second_clock else "") + (f", APMT {options}" if options else ""))
     figures = summarise(outcomes, held, console, title)
     apmt, amdahl = figures["apmt"]["mean"], figures["amdahl"]["mean"]

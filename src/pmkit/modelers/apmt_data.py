@@ -281,4 +281,5 @@ def _counter_notes(data: StudyData) -> None:
         data.notes.append("no time metric: time is cycles at the clock")
     levels = [level for level, role in HIT_ROLES.items() if data.sources[role] is not None]
     if levels and len(levels) < len(HIT_ROLES):
-        data.notes.append(f"T_mem counts only {', '.join(levels)} accesses; BF_mem is an upper estimate")
+        upper = "; BF_mem is an upper estimate" if data.sources["stall_cycles"] is not None else ""
+        data.notes.append(f"T_mem counts only {', '.join(levels)} accesses{upper}")

@@ -174,7 +174,9 @@ def fit_model(data: StudyData, columns: np.ndarray, settings: Settings, profile:
     kernel_time = sum((_nansum(seconds[k.rows], axis=0) for k in kernels), np.zeros(len(columns)))
     comm_time = _nansum(seconds[[m.row for m in comm]], axis=0) if comm else np.zeros(len(columns))
     others_measured = total - kernel_time - comm_time
-    others_row = book.add(others_measured, "others")
+    scale = np.nanmax(np.abs(total)) if np.isfinite(total).any() else 0.0
+    negligible = not (np.abs(np.nan_to_num(others_measured)) > 1e-9 * scale).any()
+    others_row = None if negligible else book.add(others_measured, "others")
     book.fit(settings)
     for kernel, finish in zip(kernels, pending, strict=True):
         finish(settings, data.refinement if settings.refine else None)

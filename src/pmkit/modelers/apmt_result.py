@@ -203,12 +203,14 @@ class ApmtResult:
         return rows
 
     def _total(self, x: float) -> Times:
+        def value(c: Combination) -> float:
+            return math.nan if c.empty else self.evaluate(c, x)
+
         comp = sum((k.comp for k in self.fit.kernels), Combination())
         mem = sum((k.mem for k in self.fit.kernels), Combination())
         t_mem = sum((k.t_mem for k in self.fit.kernels), Combination())
-        comm = self.fit.t_comm().scaled(self.fit.bf_comm)
-        return Times(self.evaluate(comp, x), self.evaluate(t_mem, x) if not t_mem.empty else math.nan,
-                     self.evaluate(mem, x), self.evaluate(comm, x), self.evaluate(self.fit.t_app(), x))
+        comm = self.fit.t_comm().scaled(self.fit.bf_comm) if self.fit.comm else Combination()
+        return Times(value(comp), value(t_mem), value(mem), value(comm), self.evaluate(self.fit.t_app(), x))
 
     def measured_total(self) -> float:
         """The measured time of the largest run (per process), for comparison with ``t_app`` now."""

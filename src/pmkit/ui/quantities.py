@@ -11,6 +11,8 @@ import math
 from collections.abc import Mapping
 
 TIME_UNITS = {"s", "sec", "secs", "second", "seconds"}
+SUBSECOND_UNITS = {"ms": 1e-3, "msec": 1e-3, "us": 1e-6, "usec": 1e-6, "µs": 1e-6, "ns": 1e-9, "nsec": 1e-9}
+"""Time units of a fraction of a second (perf's ``task-clock`` is in msec): shown as seconds with a prefix."""
 _SMALL = ((1e-3, "m"), (1e-6, "µ"), (1e-9, "n"), (1e-12, "p"))
 _LARGE = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
 
@@ -33,6 +35,8 @@ def format_value(value: float | None, unit: str = "") -> str:
         return "–"
     if value == 0:
         return f"0 {unit}".strip()
+    if unit.lower() in SUBSECOND_UNITS:
+        value, unit = value * SUBSECOND_UNITS[unit.lower()], "s"
     magnitude = abs(value)
     if unit.lower() in TIME_UNITS:
         if magnitude >= 1e5:

@@ -91,7 +91,8 @@ def header_view(result: InputAnalysis) -> Table:
 
 def contributed_table_view(table: ContributedTable) -> RenderableType:
     """A table a plugin contributed to the analysis, numbers with their column's unit, its notes under it."""
-    view = Table(box=box.SIMPLE_HEAD, title=table.title, title_justify="left", pad_edge=False, show_edge=False)
+    view = Table(box=box.SIMPLE_HEAD, title=table.title, title_justify="left", pad_edge=False, show_edge=False,
+                 collapse_padding=True)
     for n, column in enumerate(table.columns):
         numeric = any(isinstance(row[n], int | float) for row in table.rows)
         view.add_column(column, justify="right" if numeric else "left", overflow="fold")
