@@ -311,3 +311,48 @@ def test_show_fits_80_columns(study, capsys, monkeypatch):
     assert main(["show", str(study), "--modeler", "apmt"]) == 0
     out = capsys.readouterr().out
     assert "APMT kernels" in out and max(len(line) for line in out.splitlines()) <= 80
+
+
+# ---------------------------------------------------------------- a model set contributing to the analysis
+
+
+def test_a_model_set_can_contribute_tables_and_the_total():
+    from pmkit.analysis import ContributedTable
+    from pmkit.hookspecs import ContributesToAnalysis
+    from pmkit.schema import show_document
+    from pmkit.testing.plugins import isolated_registry
+    from pmkit.ui.markdown_report import markdown_report
+
+    class Contributing(pmkit.ModelSet):
+        def analysis_tables(self, metric, target):
+            return [ContributedTable("my table", ("name", "time"), (("x", 1.5),), ("", "s"), ("name", "time"),
+                                     ("a note under it",), {"law": "mine"})]
+
+        def predicted_total(self, metric, target):
+            return 42.0, "my own law"
+
+    class Modeler:
+        name, description, options = "contributing", "a constant per series, and a table", ()
+
+        def model(self, batch):
+            return Contributing(batch.parameters, [
+                pmkit.Model(c, m, pmkit.Function(batch.parameters, 1.0), modeler=self.name)
+                for c, m in zip(batch.callpaths, batch.metrics, strict=True)])
+
+    class Plugin:
+        @pmkit.hookimpl
+        def pmkit_register_modelers(self, register):
+            register(Modeler())
+
+    registry = isolated_registry(Plugin())
+    analysis = pmkit.analyse(sample_experiment(), modeler="contributing", detectors=[], registry=registry)
+    result = analysis.inputs[0]
+    assert isinstance(result.models, ContributesToAnalysis)
+    assert result.predicted_total == (42.0, "my own law")
+    assert result.tables[0].title == "my table"
+    document = show_document(analysis)["show"][0]
+    assert document["total"]["predicted"] == 42.0 and document["total"]["by"] == "my own law"
+    assert document["tables"][0]["records"] == [{"name": "x", "time": 1.5}]
+    assert document["tables"][0]["data"] == {"law": "mine"} and document["tables"][0]["notes"] == ["a note under it"]
+    markdown = markdown_report(analysis)
+    assert "### my table" in markdown and "_a note under it_" in markdown and "(my own law)" in markdown

@@ -246,13 +246,14 @@ def test_no_scale_output_is_scaled(tmp_path):
 
 
 @pytest.mark.parametrize("fmt", ["csv", "json", "human"])
-@pytest.mark.parametrize("mode", ["cpu", "core", "socket", "thread", "interval"])
+@pytest.mark.parametrize("mode", ["cpu", "core", "die", "socket", "node", "thread", "interval", "interval-core"])
 def test_written_formats_agree(tmp_path, fmt, mode):
     located = {"cpu": [("CPU0", None), ("CPU1", None)], "core": [("S0-D0-C0", 2), ("S0-D0-C1", 2)],
-               "socket": [("S0", 4), ("S1", 4)], "thread": [("app-101", None), ("app-102", None)],
-               "interval": [("", None)]}[mode]
+               "die": [("S0-D0", 8), ("S0-D1", 8)], "socket": [("S0", 4), ("S1", 4)], "node": [("N0", 4), ("N1", 4)],
+               "thread": [("app-101", None), ("app-102", None)], "interval": [("", None)],
+               "interval-core": [("S0-D0-C0", 2), ("S0-D0-C1", 2)]}[mode]
     lines = []
-    for t, time in enumerate((0.5, 1.0) if mode == "interval" else (None,)):
+    for t, time in enumerate((0.5, 1.0) if mode.startswith("interval") else (None,)):
         for i, (label, count) in enumerate(located):
             for event, value in (("cycles", 2e9 + 1e6 * i + 3e5 * t), ("instructions", 3e9 + 7 * i + 11 * t)):
                 lines.append(PerfLine(event, value, location=label, count=count, time=time))
@@ -261,9 +262,12 @@ def test_written_formats_agree(tmp_path, fmt, mode):
     expected = {event: sum(line.value for line in lines if line.event == event) for event in ("cycles", "instructions")}
     for event, total in expected.items():
         assert exp.measurements[event][0, 0, 0] == pytest.approx(total)
-    if mode == "interval":
+    if mode.startswith("interval"):
         assert exp.timeline.series("cycles", 0)[0] == pytest.approx([0.5, 1.0])
-    else:
+    if mode == "interval-core":
+        assert exp.timeline.location_kind == "core"
+        assert exp.locations["cycles"][0][0, 0].tolist() == pytest.approx([4e9 + 3e5, 4e9 + 2e6 + 3e5])
+    elif mode != "interval":
         assert exp.timeline.location_kind == mode
         assert exp.locations["cycles"][0][0, 0].tolist() == pytest.approx([2e9, 2e9 + 1e6])
 
