@@ -1,7 +1,8 @@
 """pmkit: empirical performance modeling of parallel programs.
 
 The public SDK: ``read``, ``model``, ``detect``, ``load_prior``, ``analyse`` (all of it at once, as
-``pmkit show`` does), the core types, and ``hookimpl`` for plugins.
+``pmkit show`` does), per-process models (``PerProcessModel``, ``predict``), the core types, and
+``hookimpl`` for plugins.
 """
 
 from pmkit.analysis import Analysis
@@ -18,6 +19,16 @@ from pmkit.series import SeriesBatch
 
 __all__ = [
     "Analysis", "CallTree", "Constraint", "EventTable", "Experiment", "ExperimentBuilder", "Factor", "Finding",
-    "Function", "InputError", "Metric", "Model", "ModelSet", "Option", "PmkitError",
-    "Quality", "SeriesBatch", "Term", "UsageError", "analyse", "detect", "hookimpl", "load_prior", "model", "read",
+    "Function", "InputError", "Metric", "Model", "ModelSet", "Option", "PerProcessModel", "PmkitError",
+    "Quality", "SeriesBatch", "Term", "UsageError", "analyse", "detect", "hookimpl", "load_prior", "model",
+    "predict", "read",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """``PerProcessModel`` and ``predict`` load on first use, so that ``pmkit --help`` stays fast."""
+    if name in ("PerProcessModel", "predict"):
+        from pmkit import perprocess
+
+        return getattr(perprocess, name)
+    raise AttributeError(f"module 'pmkit' has no attribute {name!r}")

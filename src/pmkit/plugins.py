@@ -38,6 +38,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "pmkit.modelers.refining",
     "pmkit.modelers.multiparam",
     "pmkit.modelers.apmt",
+    "pmkit.modelers.perprocess",
     "pmkit.detectors.imbalance",
 )
 """Modules of the built-in plugins; each has ``@hookimpl(trylast=True)`` register functions."""
