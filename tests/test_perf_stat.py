@@ -374,3 +374,11 @@ def test_value_and_status_columns_are_parsed_in_bulk(tmp_path):
     assert parsed.labels[:3] == ["CPU0", "CPU1", "CPU2"] and parsed.labels[-1] == "CPU2001"
     exp = pmkit.read(text)
     assert exp.measurements["cycles"][0, 0, 0] == sum(range(2000))
+
+
+def test_reader_contract(tmp_path):
+    from pmkit.testing.plugins import check_reader
+
+    good = write_perf_stat(tmp_path / "good.csv", counters({"cycles": 5.0, "instructions": 7.0}))
+    exp = check_reader(PerfStatReader(), good)
+    assert exp.measurements["instructions"][0, 0, 0] == 7.0

@@ -156,8 +156,8 @@ def fit_laws(x: np.ndarray, values: np.ndarray, *, min_r2: float = 0.0, relative
     whose values are all equal, gets the constant (its mean; NaN with no value).  ``min_r2`` is the
     adjusted R² a law needs to replace the constant; ``flat`` the relative spread (standard
     deviation over mean) below which a series stays constant whatever its R² (noise alone);
-    ``margin`` how many times less unexplained variance a law with three coefficients needs to
-    replace one with two.
+    ``margin`` how many times less unexplained variance a law needs, per level above the best so
+    far, to replace it.
     """
     x = np.asarray(x, dtype=float)
     values = np.atleast_2d(np.asarray(values, dtype=float))
