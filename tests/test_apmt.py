@@ -356,3 +356,18 @@ def test_a_model_set_can_contribute_tables_and_the_total():
     assert document["tables"][0]["data"] == {"law": "mine"} and document["tables"][0]["notes"] == ["a note under it"]
     markdown = markdown_report(analysis)
     assert "### my table" in markdown and "_a note under it_" in markdown and "(my own law)" in markdown
+
+
+def test_an_exponential_law_is_a_function_the_views_can_use():
+    from pmkit.modelers.apmt_laws import ExponentialFunction
+    from pmkit.testing.plugins import sample_experiment as sample
+
+    exp = sample({"main": lambda p: 2 * np.exp(0.05 * p)}, points={"p": [4, 8, 16, 32, 64]}, noise=0.0)
+    model = pmkit.model(exp, "apmt", metrics="time").get("main", "time")
+    assert isinstance(model.function, ExponentialFunction)
+    assert model.function.evaluate(100.0) == pytest.approx(2 * np.exp(5.0), rel=1e-6)
+    assert "e^(0.05·p)" in model.function.pretty_text() and "exp(0.05 * p)" in model.function.extrap_text()
+    assert model.function.to_json()["exponentials"][0]["rate"] == pytest.approx(0.05)
+    assert any("exponential law" in n for n in model.notes)
+    analysis = pmkit.analyse(exp, modeler="apmt", detectors=[], target={"p": 100})
+    assert analysis.inputs[0].report.row("main").predicted == pytest.approx(2 * np.exp(5.0), rel=1e-6)
