@@ -46,6 +46,7 @@ class Model:
 
     @property
     def ok(self) -> bool:
+        """Whether the model has a function (a model without one carries notes saying why)."""
         return self.function is not None
 
     def to_json(self) -> dict[str, Any]:
@@ -112,4 +113,5 @@ class ModelSet(Sequence[Model]):
         return None if i is None else self[i]
 
     def for_metric(self, metric: str) -> list[Model]:
+        """The models of ``metric``, in series order."""
         return [m for m in self if m.metric == metric]

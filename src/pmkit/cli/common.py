@@ -176,21 +176,44 @@ def say(console: Any, label: str, style: str, message: object) -> None:
 
 
 def plugin_registry(*, quiet: bool = False) -> Any:
-    """The plugin registry; plugins that failed to load are reported on stderr unless ``quiet``."""
-    from pmkit.plugins import get_registry
+    """The plugin registry; unless ``quiet``, every problem found building it (failed plugins, skipped
+    objects, duplicate and overridden names) is a warning on stderr — on every command, not only the first."""
+    from pmkit.plugins import PluginWarning, get_registry
 
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PluginWarning)
         registry = get_registry()
     err = stderr()
-    for warning in [] if quiet else caught:
-        say(err, "warning", "yellow", warning.message)
+    for message in [] if quiet else registry.warnings:
+        say(err, "warning", "yellow", message)
     from pmkit.distribution import foreign_pmkit
 
     foreign = foreign_pmkit()
     if foreign:
         say(err, "warning", "yellow", foreign)
     return registry
+
+
+@contextmanager
+def plugin_warnings() -> Iterator[None]:
+    """While a command runs, a :class:`~pmkit.plugins.PluginWarning` (a detector skipped, a reader's sniff
+    that failed or timed out) is one ``warning:`` line on stderr; other warnings are shown as before."""
+    from pmkit.plugins import PluginWarning
+
+    previous = warnings.showwarning
+
+    def show(message: Any, category: type[Warning], filename: str, lineno: int, file: Any = None,
+             line: str | None = None) -> None:
+        if issubclass(category, PluginWarning):
+            say(stderr(), "warning", "yellow", message)
+        else:
+            previous(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
+    try:
+        yield
+    finally:
+        warnings.showwarning = previous
 
 
 def emit(text: str, out: Path | None, inputs: Sequence[str | os.PathLike] = ()) -> None:

@@ -27,7 +27,7 @@ at p=64, 128, 256 in percent, for ±2% / ±5% / ±10% run-to-run noise; seed 1 o
 
 ``threshold`` (5%, the paper's) and ``nonscalable_share`` (1%) moved it by at most 0.2 points.  On
 200 other applications (seed 20170621) APMT's mean error is 2.5% / 4.9% / 13.7% against pmkit-amdahl's
-341% / 775% / 1050% (medians 1.6% / 3.4% / 6.5% against 6.1% / 11.9% / 21.1%); see bench/README.md §7.
+341% / 775% / 1050% (medians 1.6% / 3.4% / 6.5% against 6.1% / 11.9% / 21.1%); see bench/README.md §8.
 """
 
 from __future__ import annotations
