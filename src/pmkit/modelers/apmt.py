@@ -25,7 +25,12 @@ at p=64, 128, 256 in percent, for ±2% / ±5% / ±10% run-to-run noise; seed 1 o
     flat=0.05 margin=4 min_r2=0.99           2.5 /  4.8 / 35.3
     defaults with relative=false             3.3 /  7.1 / 12.1
 
-``threshold`` (5%, the paper's) and ``nonscalable_share`` (1%) moved it by at most 0.2 points.  On
+``threshold`` (5%, the paper's) and ``nonscalable_share`` (1%) moved it by at most 0.2 points.
+``memory=hits`` — a kernel's exposed memory time is its BF_mem, averaged over the runs as the
+paper averages CPI, times T_mem(p) from the hit laws, as in the paper's Eq. 5 — against
+``memory=stalls`` — BF_mem(p)·T_mem(p) = T_stall(p), the stall-cycle law, as §3.3 composes BF_mem
+from five laws: 1.9 / 2.7 / 4.2 against 2.5 / 4.5 / 8.3 (same protocol): hit counts repeat from run
+to run, stall cycles vary like time.  On
 200 other applications (seed 20170621) APMT's mean error is 2.5% / 4.9% / 13.7% against pmkit-amdahl's
 341% / 775% / 1050% (medians 1.6% / 3.4% / 6.5% against 6.1% / 11.9% / 21.1%); see bench/README.md §8.
 """
@@ -81,6 +86,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("margin", float, MARGIN, "per level of assumption (faster growth, a free exponent, a third coefficient), "
            "how many times less variance a law must leave unexplained to replace a simpler one"),
     Option("bf_comm", float, 1.0, "communication blocking factor BF_comm (1: communication does not overlap)"),
+    Option("memory", str, "hits", "exposed memory time: BF_mem averaged over the runs times T_mem(p) from the hit "
+           "laws (hits), or the stall-cycle law, BF_mem(p)·T_mem(p) = T_stall(p) (stalls)", choices=("hits", "stalls")),
     Option("refine", bool, True, "use a run at a second clock to refine CPI_core and BF_mem (CPI = CPI_core + "
            "BF_mem·T_mem at two clocks)"),
     Option("holdout", int, 1, "largest scales left out of a second fit to validate the model (closed loop)"),
@@ -107,6 +114,7 @@ class ApmtOptions:
     margin: float = MARGIN
     bf_comm: float = 1.0
     refine: bool = True
+    memory: str = "hits"
     holdout: int = 1
     accuracy: float = 15.0
     totals: bool = False
@@ -114,7 +122,7 @@ class ApmtOptions:
 
     def settings(self) -> Settings:
         return Settings(self.threshold, self.nonscalable_share, self.min_r2, self.relative, self.flat, self.margin,
-                        self.bf_comm, self.refine)
+                        self.bf_comm, self.refine, self.memory)
 
 
 class ApmtModelSet(ModelSet):

@@ -12,8 +12,11 @@ the communication models, and ``T_app`` — fitted on a chosen subset of the run
   as the paper restricts CPI to "the computation time and computation cycles only" — averaged over the
   runs, with Eq. 4's deviation (``cpi_total`` is cycles per instruction); ``T_comp_i =
   instructions_i(p)·CPI_i / f``.  ``T_mem_i = Σ hits_l(p)·latency_l``
-  over L1, L2, LLC and memory, and ``BF_mem_i = T_stall_i / T_mem_i`` (Eq. 3), so the exposed memory
-  time ``BF_mem_i·T_mem_i`` is the stall law over the clock.
+  over L1, L2, LLC and memory, and ``BF_mem_i = T_stall_i / T_mem_i`` (Eq. 3), averaged over the
+  runs like CPI; the exposed memory time is ``BF_mem_i·T_mem_i(p)`` with T_mem from the hit laws
+  (``memory="hits"``, as the paper's refined model Eq. 5 uses it and measured best), or the stall
+  law over the clock, ``BF_mem_i(p)·T_mem_i(p) = T_stall_i(p)`` (``memory="stalls"``, §3.3's
+  composition of BF_mem from five laws).  Without hit counters it is the stall law.
 * **Refinement** (§3.4, Eq. 5): with a run at a second clock, ``CPI = CPI_core + BF_mem·T_mem`` (CPI
   total cycles per instruction, ``T_mem`` memory cycles per instruction at each clock) gives two
   equations: the gradient is ``BF_mem``, the intercept ``CPI_core`` (``cpi_core``; as the paper's
@@ -156,6 +159,7 @@ class Settings:
     margin: float = 1.0
     bf_comm: float = 1.0
     refine: bool = True
+    memory: str = "hits"
 
     def law_options(self) -> dict[str, Any]:
         return {"min_r2": self.min_r2, "relative": self.relative, "flat": self.flat, "margin": self.margin}
@@ -297,6 +301,8 @@ def _kernel_series(data: StudyData, columns: np.ndarray, seconds: np.ndarray, ke
                     if measured_mem is not None:
                         kernel.bf_mem = float(np.nanmean((stalls / hz) / measured_mem))
                         kernel.bf_source = "stall cycles"
+                        if settings.memory == "hits" and np.isfinite(kernel.bf_mem):
+                            kernel.mem = kernel.t_mem.scaled(kernel.bf_mem)
                     else:
                         kernel.notes.append("no cache-hit counters: T_mem and BF_mem unknown; the exposed memory "
                                             "time is the stall cycles at the clock")

@@ -35,7 +35,7 @@ A file that cannot be read is named in ``provenance.skipped`` and the rest of th
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -412,5 +412,3 @@ def _missing_notes(loaded: list[_Loaded], provenance: Provenance) -> None:
 def pmkit_register_readers(register: Callable[[Any], None]) -> None:
     register(PerfStatReader())
 
-
-__all__: Sequence[str] = ("PerfStatReader", "discover", "read_perf_stat")
