@@ -19,20 +19,20 @@ at p=64, 128, 256 in percent, for ±2% / ±5% / ±10% run-to-run noise; seed 1 o
 
     no guard (flat=0 margin=1)              11.1 / 24.5 / 52.7
     flat=0.05                                4.7 / 10.3 / 36.3
-    flat=0.05 margin=4 (the defaults)        2.5 /  4.5 /  8.3
+    flat=0.05 margin=4 (default guards)      2.5 /  4.5 /  8.3
     flat=0.05 margin=2                       3.4 /  8.3 / 10.8
     flat=0.05 margin=8                       2.6 /  4.5 /  8.2
     flat=0.05 margin=4 min_r2=0.99           2.5 /  4.8 / 35.3
     defaults with relative=false             3.3 /  7.1 / 12.1
 
 ``threshold`` (5%, the paper's) and ``nonscalable_share`` (1%) moved it by at most 0.2 points.
-``memory=hits`` — a kernel's exposed memory time is its BF_mem, averaged over the runs as the
-paper averages CPI, times T_mem(p) from the hit laws, as in the paper's Eq. 5 — against
-``memory=stalls`` — BF_mem(p)·T_mem(p) = T_stall(p), the stall-cycle law, as §3.3 composes BF_mem
-from five laws: 1.9 / 2.7 / 4.2 against 2.5 / 4.5 / 8.3 (same protocol): hit counts repeat from run
-to run, stall cycles vary like time.  On
-200 other applications (seed 20170621) APMT's mean error is 2.5% / 4.9% / 13.7% against pmkit-amdahl's
-341% / 775% / 1050% (medians 1.6% / 3.4% / 6.5% against 6.1% / 11.9% / 21.1%); see bench/README.md §8.
+The rows above used ``memory=stalls``: the exposed memory time is BF_mem(p)·T_mem(p) = T_stall(p),
+the stall-cycle law, as §3.3 composes BF_mem from five laws.  ``memory=hits`` (the default) takes
+BF_mem averaged over the runs, as the paper averages CPI, times T_mem(p) from the hit laws, as in
+its Eq. 5: 1.9 / 2.7 / 4.2 against 2.5 / 4.5 / 8.3 (same protocol) — hit counts repeat from run to
+run, stall cycles vary like time.  On 200 other applications (seed 20170621), with every default,
+APMT's mean error is 2.0% / 2.7% / 4.9% against pmkit-amdahl's 4.2% / 6.3% / 11.1% (52–57% lower;
+the paper: up to 52%); see bench/README.md §8.
 """
 
 from __future__ import annotations
