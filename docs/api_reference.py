@@ -30,11 +30,14 @@ OUTPUT = Path(__file__).resolve().with_name("api.md")
 
 MODULES: tuple[tuple[str, str], ...] = (
     ("pmkit.sdk", "The SDK verbs"),
+    ("pmkit.comparison", "Comparing two studies"),
     ("pmkit.experiment", "Experiments and how readers build them"),
     ("pmkit.series", "What a modeler receives"),
     ("pmkit.pmnf", "Model functions"),
     ("pmkit.models", "Models and model sets"),
     ("pmkit.findings", "Findings"),
+    ("pmkit.overhead", "Communication overhead of MPI calls (traces)"),
+    ("pmkit.calibration.reference", "Calibration references: t_max and T_f"),
     ("pmkit.constraints", "Constraints from priors"),
     ("pmkit.options", "Plugin options"),
     ("pmkit.errors", "Errors"),

@@ -186,7 +186,7 @@ class InputAnalysis:
         """The total the header shows at the target, and where it comes from."""
         if self.total is not None:
             return self.total.value, self.total.by
-        return self.report.total_predicted, "sum of the call paths' models"
+        return self.report.total_predicted, "sum of the call paths"
 
     @property
     def metric(self) -> str:

@@ -32,7 +32,9 @@ class Model:
     """The model of one series: which call path and metric, the function, how good, who made it.
 
     ``notes`` say what shaped the model (``"constant by taint prior"``, ``"2 of 5 points are NaN"``).
-    ``function`` is None when no model could be made; ``notes`` then say why.
+    ``function`` is None when no model could be made; ``notes`` then say why.  ``outliers`` are the
+    points the modeler left out as outliers (their coordinates; the quality figures are over the
+    other points), so that views can mark them.
     """
 
     callpath: str
@@ -43,6 +45,7 @@ class Model:
     options: Mapping[str, Any] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     n_points: int = 0
+    outliers: tuple[Mapping[str, float], ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -61,6 +64,7 @@ class Model:
             "quality": self.quality.to_json(),
             "points": self.n_points,
             "notes": list(self.notes),
+            "outliers": [dict(point) for point in self.outliers],
         }
 
 

@@ -47,6 +47,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "pmkit.readers.talpas",
     "pmkit.readers.perf_stat",
     "pmkit.readers.cube",
+    "pmkit.readers.otf2_trace",
     "pmkit.priors.taint",
     "pmkit.readers.extrap_experiment",
     "pmkit.modelers.refining",
@@ -54,6 +55,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "pmkit.modelers.apmt",
     "pmkit.modelers.perprocess",
     "pmkit.detectors.imbalance",
+    "pmkit.detectors.kluge",
 )
 """Modules of the built-in plugins; each has ``@hookimpl(trylast=True)`` register functions."""
 
@@ -61,6 +63,7 @@ READER_PRECEDENCE: tuple[str, ...] = (
     "extrap-experiment",
     "perf-stat",
     "cube",
+    "otf2",
     "extrap-json",
     "extrap-jsonl",
     "talpas",
@@ -71,7 +74,8 @@ READER_PRECEDENCE: tuple[str, ...] = (
 Containers first, recognised by their structure (a zip holding ``experiment.json``; perf stat
 output — a file whose first counter line parses as one of perf's layouts, or a folder or manifest
 of such runs — before the Cube reader, whose folder check takes any folder with a manifest; a
-``.cubex`` file or a folder of Cube runs), then text formats from the strictest check to the loosest (a JSON
+``.cubex`` file or a folder of Cube runs; an OTF2 anchor ``*.otf2``, a run folder holding one or a
+folder of such runs), then text formats from the strictest check to the loosest (a JSON
 object naming Extra-P's keys, JSON Lines records, Talpas records, and last Extra-P text, whose
 check is only its first keyword).  A built-in reader missing here sniffs after these (a test
 fails until it is placed); third-party readers always sniff after every built-in, by package and

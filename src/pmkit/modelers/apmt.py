@@ -32,7 +32,7 @@ BF_mem averaged over the runs, as the paper averages CPI, times T_mem(p) from th
 its Eq. 5: 1.9 / 2.7 / 4.2 against 2.5 / 4.5 / 8.3 (same protocol) — hit counts repeat from run to
 run, stall cycles vary like time.  On 200 other applications (seed 20170621), with every default,
 APMT's mean error is 2.0% / 2.7% / 4.9% against pmkit-amdahl's 4.2% / 6.3% / 11.1% (52–57% lower;
-the paper: up to 52%); see bench/README.md §8.
+the paper: up to 52%); see bench/README.md §9.
 """
 
 from __future__ import annotations
