@@ -289,7 +289,7 @@ def relative_search(Y: np.ndarray, weights: np.ndarray, basis: np.ndarray, valid
 # refine_step
 
 
-def _refine_step_loop(active, cand_crit, cand_err, state, cen_crit, cen_err, termination):
+def _refine_step_loop(active, cand_err, state, cen_err, termination):
     n_series = active.shape[0]
     for i in range(n_series):
         if not active[i]:
@@ -298,24 +298,21 @@ def _refine_step_loop(active, cand_crit, cand_err, state, cen_crit, cen_err, ter
         for s in range(state.shape[1]):
             lo_n, lo_d, be_n, be_d, up_n, up_d = (state[i, s, 0], state[i, s, 1], state[i, s, 2],
                                                   state[i, s, 3], state[i, s, 4], state[i, s, 5])
-            cl = cand_crit[i, s, 0]
-            cr = cand_crit[i, s, 1]
-            cc = cen_crit[i, s]
+            cl = cand_err[i, s, 0]
+            cr = cand_err[i, s, 1]
             before = cen_err[i, s]
-            if cl < cc and cl <= cr:
+            if cl < before and cl <= cr:
                 state[i, s, 2] = lo_n + be_n
                 state[i, s, 3] = lo_d + be_d
                 state[i, s, 4] = be_n
                 state[i, s, 5] = be_d
-                cen_crit[i, s] = cl
-                cen_err[i, s] = cand_err[i, s, 0]
-            elif cr < cc:
+                cen_err[i, s] = cl
+            elif cr < before:
                 state[i, s, 0] = be_n
                 state[i, s, 1] = be_d
                 state[i, s, 2] = be_n + up_n
                 state[i, s, 3] = be_d + up_d
-                cen_crit[i, s] = cr
-                cen_err[i, s] = cand_err[i, s, 1]
+                cen_err[i, s] = cr
             else:
                 if not (lo_n == be_n and lo_d == be_d):
                     state[i, s, 0] = lo_n + be_n
@@ -344,17 +341,16 @@ def _ratio_numpy(old: np.ndarray, new: np.ndarray) -> np.ndarray:
     return np.where((new > 0) & np.isinf(old), np.where(np.isinf(new), 1.0, np.inf), out)
 
 
-def _refine_step_numpy(active, cand_crit, cand_err, state, cen_crit, cen_err, termination):
+def _refine_step_numpy(active, cand_err, state, cen_err, termination):
     rows = np.flatnonzero(active)
     if rows.size == 0:
         return
     st = state[rows]
-    cl, cr = cand_crit[rows, :, 0], cand_crit[rows, :, 1]
-    cc = cen_crit[rows]
+    cl, cr = cand_err[rows, :, 0], cand_err[rows, :, 1]
     before = cen_err[rows].copy()
     lo_n, lo_d, be_n, be_d, up_n, up_d = (st[..., j].copy() for j in range(6))
-    left = (cl < cc) & (cl <= cr)
-    right = ~left & (cr < cc)
+    left = (cl < before) & (cl <= cr)
+    right = ~left & (cr < before)
     stay = ~left & ~right
     has_left = ~((lo_n == be_n) & (lo_d == be_d))
     new = st.copy()
@@ -364,28 +360,27 @@ def _refine_step_numpy(active, cand_crit, cand_err, state, cen_crit, cen_err, te
     new[..., 1] = np.where(right, be_d, np.where(stay & has_left, lo_d + be_d, lo_d))
     new[..., 4] = np.where(left, be_n, np.where(stay, be_n + up_n, up_n))
     new[..., 5] = np.where(left, be_d, np.where(stay, be_d + up_d, up_d))
-    crit = np.where(left, cl, np.where(right, cr, cc))
-    err = np.where(left, cand_err[rows, :, 0], np.where(right, cand_err[rows, :, 1], before))
+    err = np.where(left, cl, np.where(right, cr, before))
     state[rows] = new
-    cen_crit[rows] = crit
     cen_err[rows] = err
     most = np.max(np.maximum(_ratio_numpy(before, err), 0.0), axis=1)
     active[rows] = most >= termination
 
 
-def refine_step(active: np.ndarray, cand_crit: np.ndarray, cand_err: np.ndarray, state: np.ndarray,
-                cen_crit: np.ndarray, cen_err: np.ndarray, termination: float, *,
-                use_numba: bool | None = None) -> None:
+def refine_step(active: np.ndarray, cand_err: np.ndarray, state: np.ndarray, cen_err: np.ndarray,
+                termination: float, *, use_numba: bool | None = None) -> None:
     """One refinement iteration for every active series, in place.
 
-    Shapes (S series, 4 slices): ``cand_crit``/``cand_err`` (S, 4, 2) the (penalised) criterion and
-    the relative error of the left and right mediants (inf where absent); ``state`` (S, 4, 6) int64
-    ``lower, best, upper`` as numerator/denominator pairs; ``cen_crit``/``cen_err`` (S, 4) those of
-    each slice's best.  A mediant with a smaller criterion than the slice's best replaces it (the
-    Stern–Brocot rules of :mod:`pmkit.fitting.sternbrocot`); ``active`` (S) is cleared when no
-    slice's best got ``termination`` times more accurate in this iteration (paper 000 §3.3).
+    Shapes (S series, k slices): ``cand_err`` (S, k, 2) the RMS relative error of the left and right
+    mediants (inf where absent); ``state`` (S, k, 6) int64 ``lower, best, upper`` as
+    numerator/denominator pairs; ``cen_err`` (S, k) that of each slice's best.  A mediant more
+    accurate than the slice's best replaces it (the Stern–Brocot rules of
+    :mod:`pmkit.fitting.sternbrocot`); the slices move by plain error, not by the simplicity-penalised
+    criterion that decides acceptance, so each slice homes in on its most accurate exponent.
+    ``active`` (S) is cleared when no slice's best got ``termination`` times more accurate in this
+    iteration (paper 000 §3.3).
     """
-    args = (active, cand_crit, cand_err, state, cen_crit, cen_err, float(termination))
+    args = (active, cand_err, state, cen_err, float(termination))
     if use_numba is None:
         use_numba = numba_enabled()
     if use_numba and active.shape[0] > 0:

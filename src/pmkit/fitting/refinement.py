@@ -340,9 +340,9 @@ def _refine_unit(x: np.ndarray, Y: np.ndarray, settings: RefineSettings | None) 
         acc_crit[won] = cand["crit"][lrows, best][better]
         # the slices move towards their most accurate exponent (paper: Stern–Brocot steps by error)
         err = cand["err"].reshape(live.size, SLICES, 2)
-        sub = (active[live].copy(), err, err, st, cen_err[live].copy(), cen_err[live].copy())
-        refine_step(*sub, settings.termination, use_numba=settings.use_numba)
-        active[live], state[live], cen_err[live] = sub[0], sub[3], sub[5]
+        live_active, live_err = active[live], cen_err[live]
+        refine_step(live_active, err, st, live_err, settings.termination, use_numba=settings.use_numba)
+        active[live], state[live], cen_err[live] = live_active, st, live_err
 
     _final_fit(x, Y, acc, np.isfinite(acc_crit) & ~flat, tss, const_in, settings, out)
     if settings.outlier_factor > 0 and n >= OUTLIER_MIN_POINTS:
