@@ -1,14 +1,15 @@
 """The hot loops of the refining search, compiled with numba and mirrored in plain numpy.
 
-``relative_search`` fits hypotheses by relative (``1/y²``-weighted) least squares and keeps, per
-series and slice, the one with the smallest penalised error — over the shared start table or over
-each series' own mediants.  ``fit_table`` fits, for every series, the hypotheses named in its row of
-an index table by ordinary least squares (shared basis rows, closed form) and returns RSS, SMAPE and
-leave-one-out SMAPE tables: the final coefficients and the non-constancy test.  ``refine_step``
-takes one Stern–Brocot step for every active series and slice and applies the termination
-threshold of paper 000 §3.3 (rules stated in :mod:`pmkit.fitting.sternbrocot`).  All exist
-twice: a numba loop (``cache=True``, compiled on first use, numba imported lazily so ``pmkit --help``
-stays light) and a numpy version that is the reference and the fallback.  ``PMKIT_NO_NUMBA=1`` forces the numpy path.
+``relative_search`` fits hypotheses by relative (``1/y²``-weighted) least squares and keeps, per series
+and slice, the one with the smallest penalised error — over the shared start table or over each series'
+own mediants. ``pair_search`` does the same for two-term hypotheses ``c0 + a·f + b·g`` (a falling and a
+growing term, both coefficients positive). ``fit_table`` fits, for every series, the hypotheses named in
+its row of an index table by ordinary least squares (shared basis rows, closed form) and returns RSS,
+SMAPE and leave-one-out SMAPE tables: the final coefficients and the non-constancy test. ``refine_step``
+takes one Stern–Brocot step for every active series and slice and applies the termination threshold of
+paper 000 §3.3 (rules stated in :mod:`pmkit.fitting.sternbrocot`). All exist twice: a numba loop
+(``cache=True``, compiled on first use, numba imported lazily so ``pmkit --help`` stays light) and a
+numpy version that is the reference and the fallback. ``PMKIT_NO_NUMBA=1`` forces the numpy path.
 """
 
 from __future__ import annotations
@@ -22,10 +23,13 @@ import numpy as np
 from pmkit.fitting.leastsquares import DEGENERATE, loo_predictions, smape
 
 NO_NUMBA_ENV = "PMKIT_NO_NUMBA"
-SLICES = 4
-"""Slices of the (α, β) plane: β = 0, 1, 2 (α varies) and α = 0 (β varies)."""
+SLICES = 5
+"""Slices of the (α, β) plane: β = 0, 1, 2 (α varies), α = 0 (β varies) and β = 0 with α < 0 (falling laws,
+searched by the magnitude of α)."""
 FLAT_BASIS = 1e-20
 """A basis whose weighted spread is below this share of its weighted square is (numerically) constant."""
+PAIR_DEGENERATE = 1e-10
+"""Two basis rows whose weighted correlation leaves less than this share of ``Σf²·Σg²`` are collinear."""
 RELATIVE_FLOOR = 1e-6
 """Relative weights treat ``|y|`` below this share of the series' largest ``|y|`` as that share (zeros)."""
 
@@ -163,8 +167,8 @@ def fit_table(Y: np.ndarray, basis: np.ndarray, weights: np.ndarray, leverage: n
 # relative_search
 
 
-def _relative_search_loop(Y, W, B, valid, pen2, idx, shared, slot_of, best_k, best_crit, best_err, raw_k,
-                          raw_rel):
+def _relative_search_loop(Y, W, B, valid, positive, pen2, idx, shared, slot_of, best_k, best_crit, best_err,
+                          raw_k, raw_rel):
     n_series, n = Y.shape
     k_cols = idx.shape[1]
     for i in range(n_series):
@@ -193,6 +197,8 @@ def _relative_search_loop(Y, W, B, valid, pen2, idx, shared, slot_of, best_k, be
             if not sbb > FLAT_BASIS * (sbb + sw * bbar * bbar):
                 continue
             c1 = sby / sbb
+            if positive[h] and not c1 > 0.0:
+                continue
             c0 = ybar - c1 * bbar
             rel = 0.0
             for j in range(n):
@@ -211,8 +217,8 @@ def _relative_search_loop(Y, W, B, valid, pen2, idx, shared, slot_of, best_k, be
                 raw_k[i, s] = k
 
 
-def _relative_search_numpy(Y, W, B, valid, pen2, idx, shared, slot_of, best_k, best_crit, best_err, raw_k,
-                           raw_rel):
+def _relative_search_numpy(Y, W, B, valid, positive, pen2, idx, shared, slot_of, best_k, best_crit, best_err,
+                           raw_k, raw_rel):
     n = Y.shape[1]
     sw = W.sum(axis=1)
     ybar = (W * Y).sum(axis=1) / sw
@@ -228,6 +234,7 @@ def _relative_search_numpy(Y, W, B, valid, pen2, idx, shared, slot_of, best_k, b
             sby = (W * d * (Y - ybar[:, None])).sum(axis=1)
             ok &= sbb > FLAT_BASIS * (sbb + sw * bbar * bbar)
             c1 = sby / np.where(ok, sbb, 1.0)
+            ok &= ~positive[hh] | (c1 > 0)
             c0 = ybar - c1 * bbar
             r = Y - c0[:, None] - c1[:, None] * b
             rel = (W * r * r).sum(axis=1)
@@ -253,17 +260,18 @@ def relative_weights(Y: np.ndarray) -> np.ndarray:
 
 
 def relative_search(Y: np.ndarray, weights: np.ndarray, basis: np.ndarray, valid: np.ndarray, pen2: np.ndarray,
-                    idx: np.ndarray, slot_of: np.ndarray, slots: int, *,
+                    idx: np.ndarray, slot_of: np.ndarray, slots: int, *, positive: np.ndarray | None = None,
                     use_numba: bool | None = None) -> dict[str, np.ndarray]:
     """Fit ``c0 + c1·basis[h]`` to every row of ``Y`` by relative least squares; keep the best per slot.
 
-    Each hypothesis ``h`` is fitted with weights ``1/y²`` (``weights``, from :func:`relative_weights`),
-    so its error ``rel = Σ ((y - p) / y)²`` is the sum of squared relative residuals; its criterion is
-    ``rel · pen2[h]``.  ``idx`` is (1 × K) for hypotheses shared by every series or (series × K), -1
-    for none; column ``k`` competes in slot ``slot_of[k]``.  Returns (series × slots) arrays: ``k``,
-    ``crit`` and ``err`` (RMS relative error ``sqrt(rel / n)``) of the column with the smallest
-    criterion, and ``raw_k``, ``raw_err`` of the column with the smallest error; -1 and inf where a
-    slot has no valid hypothesis.
+    Each hypothesis ``h`` is fitted with weights ``1/y²`` (``weights``, from
+    :func:`relative_weights`), so its error ``rel = Σ ((y - p) / y)²`` is the sum of squared
+    relative residuals; its criterion is ``rel · pen2[h]``. Where ``positive[h]`` (default: nowhere)
+    the fit counts only with ``c1 > 0`` (a falling term ``c1·x^(-γ)`` must fall). ``idx`` is (1 × K)
+    for hypotheses shared by every series or (series × K), -1 for none; column ``k`` competes in
+    slot ``slot_of[k]``. Returns (series × slots) arrays: ``k``, ``crit`` and ``err`` (RMS relative
+    error ``sqrt(rel / n)``) of the column with the smallest criterion, and ``raw_k``, ``raw_err``
+    of the column with the smallest error; -1 and inf where a slot has no valid hypothesis.
     """
     Y = np.ascontiguousarray(Y, dtype=np.float64)
     idx = np.ascontiguousarray(idx, dtype=np.int64)
@@ -271,8 +279,11 @@ def relative_search(Y: np.ndarray, weights: np.ndarray, basis: np.ndarray, valid
     out = {"k": np.full((count, slots), -1, dtype=np.int64), "crit": np.full((count, slots), np.inf),
            "err": np.full((count, slots), np.inf), "raw_k": np.full((count, slots), -1, dtype=np.int64),
            "raw_err": np.full((count, slots), np.inf)}
+    if positive is None:
+        positive = np.zeros(len(valid), dtype=bool)
     args = (Y, np.ascontiguousarray(weights, dtype=np.float64), np.ascontiguousarray(basis, dtype=np.float64),
-            np.ascontiguousarray(valid, dtype=np.bool_), np.ascontiguousarray(pen2, dtype=np.float64), idx,
+            np.ascontiguousarray(valid, dtype=np.bool_), np.ascontiguousarray(positive, dtype=np.bool_),
+            np.ascontiguousarray(pen2, dtype=np.float64), idx,
             bool(idx.shape[0] == 1 and count != 1), np.ascontiguousarray(slot_of, dtype=np.int64),
             out["k"], out["crit"], out["err"], out["raw_k"], out["raw_err"])
     if use_numba is None:
@@ -282,6 +293,122 @@ def relative_search(Y: np.ndarray, weights: np.ndarray, basis: np.ndarray, valid
     else:
         _relative_search_numpy(*args)
     out["raw_err"] = np.sqrt(out["raw_err"] / max(Y.shape[1], 1))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# pair_search
+
+
+def _pair_search_loop(Y, W, B, valid, first, second, pen2, best_k, best_crit, best_err):
+    n_series, n = Y.shape
+    for i in range(n_series):
+        sw = 0.0
+        swy = 0.0
+        for j in range(n):
+            sw += W[i, j]
+            swy += W[i, j] * Y[i, j]
+        ybar = swy / sw
+        for k in range(first.shape[0]):
+            f = first[k]
+            g = second[k]
+            if not (valid[f] and valid[g]):
+                continue
+            sf = 0.0
+            sg = 0.0
+            for j in range(n):
+                sf += W[i, j] * B[f, j]
+                sg += W[i, j] * B[g, j]
+            fbar = sf / sw
+            gbar = sg / sw
+            sff = 0.0
+            sgg = 0.0
+            sfg = 0.0
+            sfy = 0.0
+            sgy = 0.0
+            for j in range(n):
+                df = B[f, j] - fbar
+                dg = B[g, j] - gbar
+                dy = Y[i, j] - ybar
+                w = W[i, j]
+                sff += w * df * df
+                sgg += w * dg * dg
+                sfg += w * df * dg
+                sfy += w * df * dy
+                sgy += w * dg * dy
+            det = sff * sgg - sfg * sfg
+            if not det > PAIR_DEGENERATE * sff * sgg:
+                continue
+            a = (sgg * sfy - sfg * sgy) / det
+            b = (sff * sgy - sfg * sfy) / det
+            if not (a > 0.0 and b > 0.0):
+                continue
+            c0 = ybar - a * fbar - b * gbar
+            rel = 0.0
+            for j in range(n):
+                r = Y[i, j] - c0 - a * B[f, j] - b * B[g, j]
+                rel += W[i, j] * r * r
+            if not np.isfinite(rel):
+                continue
+            crit = rel * pen2[k]
+            if crit < best_crit[i]:
+                best_crit[i] = crit
+                best_err[i] = np.sqrt(rel / n)
+                best_k[i] = k
+
+
+def _pair_search_numpy(Y, W, B, valid, first, second, pen2, best_k, best_crit, best_err):
+    n = Y.shape[1]
+    sw = W.sum(axis=1)
+    ybar = (W * Y).sum(axis=1) / sw
+    dy = Y - ybar[:, None]
+    for k in range(first.shape[0]):
+        f, g = first[k], second[k]
+        if not (valid[f] and valid[g]):
+            continue
+        with np.errstate(all="ignore"):
+            df = B[f][None, :] - ((W * B[f]).sum(axis=1) / sw)[:, None]
+            dg = B[g][None, :] - ((W * B[g]).sum(axis=1) / sw)[:, None]
+            sff, sgg, sfg = (W * df * df).sum(axis=1), (W * dg * dg).sum(axis=1), (W * df * dg).sum(axis=1)
+            sfy, sgy = (W * df * dy).sum(axis=1), (W * dg * dy).sum(axis=1)
+            det = sff * sgg - sfg * sfg
+            ok = det > PAIR_DEGENERATE * sff * sgg
+            safe = np.where(ok, det, 1.0)
+            a = (sgg * sfy - sfg * sgy) / safe
+            b = (sff * sgy - sfg * sfy) / safe
+            ok &= (a > 0) & (b > 0)
+            r = dy - a[:, None] * df - b[:, None] * dg
+            rel = (W * r * r).sum(axis=1)
+            ok &= np.isfinite(rel)
+            crit = rel * pen2[k]
+        better = ok & (crit < best_crit)
+        best_crit[better] = crit[better]
+        best_err[better] = np.sqrt(rel[better] / n)
+        best_k[better] = k
+
+
+def pair_search(Y: np.ndarray, weights: np.ndarray, basis: np.ndarray, valid: np.ndarray, first: np.ndarray,
+                second: np.ndarray, pen2: np.ndarray, *, use_numba: bool | None = None) -> dict[str, np.ndarray]:
+    """Fit ``c0 + a·basis[first[k]] + b·basis[second[k]]`` to every row of ``Y`` for each pair ``k``, by
+    relative least squares, and keep per row the pair with the smallest ``rel · pen2[k]``.
+
+    Only fits with ``a > 0`` and ``b > 0`` count: a falling term that falls and a growing term that
+    grows (the two-term strong-scaling laws).  Returns per row ``k`` (-1 where no pair counts),
+    ``crit`` and ``err`` (RMS relative error), as :func:`relative_search` does per slot.
+    """
+    Y = np.ascontiguousarray(Y, dtype=np.float64)
+    count = Y.shape[0]
+    out = {"k": np.full(count, -1, dtype=np.int64), "crit": np.full(count, np.inf), "err": np.full(count, np.inf)}
+    args = (Y, np.ascontiguousarray(weights, dtype=np.float64), np.ascontiguousarray(basis, dtype=np.float64),
+            np.ascontiguousarray(valid, dtype=np.bool_), np.ascontiguousarray(first, dtype=np.int64),
+            np.ascontiguousarray(second, dtype=np.int64), np.ascontiguousarray(pen2, dtype=np.float64),
+            out["k"], out["crit"], out["err"])
+    if use_numba is None:
+        use_numba = numba_enabled()
+    if use_numba and count > 0:
+        _jit("pair_search", _pair_search_loop)(*args)
+    else:
+        _pair_search_numpy(*args)
     return out
 
 
