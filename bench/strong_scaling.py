@@ -7,7 +7,9 @@ p = 64, 128, …, 4096, seven points, one value per point with ±2% and with ±5
 * ``constant``: ``c0``;
 * one-term falling laws ``c0 + c1·p^(-γ)`` for γ = 1, 1/2, 1/3, 2;
 * two-term falling + growing laws ``c0 + a·p^(-γ) + b·g(p)`` for (γ, g) = (1, log2 p), (1, p),
-  (1, p^(1/2)), (1/2, p) — the shape of a scaling limit.
+  (1, p^(1/2)), (1/2, p) — the shape of a scaling limit;
+* and in two parameters (p = 1..64 × problem size n = 10..160): ``c0 + a·n/p``, ``a·n/p + b·log2 p``,
+  ``c0 + a/p + b·n``, ``c0 + a·n/p + b·n·p`` and a growing ``c0 + a·n·p`` (:data:`MULTI_FORMS`).
 
 Coefficients: the value at the smallest p is ``10^u``, u ~ U[-2, 3) (the paper's coefficient
 range); the constant's share of it is U[0, 0.5) for one-term laws (so the falling term is visible
@@ -209,11 +211,79 @@ def main(argv: Sequence[str] | None = None) -> int:
                     per[xs_label] = {"exact": 100 * s.exact.mean(), "predicted": 100 * s.predicted.mean(),
                                      "turning": 100 * s.turning.mean(), "physical": 100 * s.physical.mean()}
     report(console, tools, rates, seconds, args.per_case)
+    multi = multiparameter(args, console, options, tools, rng)
     if args.json:
         with open(args.json, "w") as out:
             json.dump({"per_case": args.per_case, "seed": args.seed, "options": options, "rates": rates,
-                       "seconds": seconds}, out, indent=1)
+                       "seconds": seconds, "multiparameter": multi}, out, indent=1)
     return 0
+
+
+GRID = np.array([(p, n) for p in 2.0 ** np.arange(0, 7) for n in (10.0, 20, 40, 80, 160)])
+"""The multi-parameter study: p = 1..64 processes × problem sizes n = 10..160 (35 points)."""
+TARGET = (256.0, 160.0)
+MULTI_FORMS = {
+    "c0 + a·n/p": (lambda p, n, a, b, c: 0.3 * c + a * n / p, {(("n", F(1), F(0)), ("p", F(-1), F(0)))}),
+    "a·n/p + b·log2 p": (lambda p, n, a, b, c: a * n / p + 20 * b * np.log2(p),
+                         {(("n", F(1), F(0)), ("p", F(-1), F(0))), (("p", F(0), F(1)),)}),
+    "c0 + a/p + b·n": (lambda p, n, a, b, c: c + 30 * a / p + b * n / 30,
+                       {(("p", F(-1), F(0)),), (("n", F(1), F(0)),)}),
+    "c0 + a·n/p + b·n·p": (lambda p, n, a, b, c: c + a * n / p + 0.01 * b * n * p,
+                           {(("n", F(1), F(0)), ("p", F(-1), F(0))), (("n", F(1), F(0)), ("p", F(1), F(0)))}),
+    "c0 + a·n·p (growing)": (lambda p, n, a, b, c: c + a * p * n, {(("n", F(1), F(0)), ("p", F(1), F(0)))}),
+}
+"""Laws of (p, n) with coefficients a, b, c ~ 10^U[-1, 1), and the terms each must come back with."""
+
+
+def _structure(function: Function) -> set:
+    return {tuple((f.parameter, f.exponent, f.log_exponent) for f in t.factors) for t in function.terms
+            if t.factors and t.coefficient != 0}
+
+
+def multiparameter(args: argparse.Namespace, console: Console, options: dict, tools: list[str],
+                   rng: np.random.Generator) -> dict:
+    """Strong scaling in two parameters: exact terms, and the prediction at (4·p_max, n_max) within 5%."""
+    from extrap_env import extrap_python, model_with_extrap
+
+    import pmkit
+    from pmkit.experiment import CallTree, Experiment, Metric
+
+    n_series = max(args.per_case // 2, 1)
+    rates: dict = {}
+    for noise in NOISES:
+        for name, (law, terms) in MULTI_FORMS.items():
+            a, b, c = 10 ** rng.uniform(-1, 1, (3, n_series, 1))
+            values = law(GRID[:, 0], GRID[:, 1], a, b, c) * (1 + rng.uniform(-noise, noise, (n_series, len(GRID))))
+            truth = law(*TARGET, a, b, c)[:, 0]
+            tree = CallTree()
+            for i in range(n_series):
+                tree.add(f"s{i}")
+            experiment = Experiment(("p", "n"), GRID, tree, (Metric("value"),), {"value": values[..., None]})
+            results = {tools[0]: [m.function for m in pmkit.model(experiment, **options)]}
+            if len(tools) > 1:
+                python = extrap_python()
+                chunks = [model_with_extrap(["p", "n"], GRID, values[k:k + 100], modelers=TOOLS_EXTRAP,
+                                            python=python) for k in range(0, n_series, 100)]
+                for label, tool in zip(tools[1:], (t if isinstance(t, str) else t["label"] for t in TOOLS_EXTRAP),
+                                       strict=True):
+                    results[label] = [f for chunk in chunks for f in chunk[tool].functions]
+            for tool, functions in results.items():
+                exact = np.mean([f is not None and _structure(f) == terms for f in functions])
+                near = np.mean([f is not None and abs(float(f.evaluate(list(TARGET))) / t - 1) <= 0.05
+                                for f, t in zip(functions, truth, strict=True)])
+                rates.setdefault(f"±{noise:.0%}", {}).setdefault(name, {})[tool] = {
+                    "exact": 100 * exact, "predicted": 100 * near}
+    table = Table(title=f"two parameters, p = 1..64 × n = 10..160, {n_series} laws per form and noise: exact terms % / "
+                        "prediction at p = 256, n = 160 within 5% %")
+    table.add_column("law")
+    for tool in tools:
+        table.add_column(tool.replace("Extra-P ", "Extra-P\n"), justify="right")
+    for noise, forms in rates.items():
+        for name, per in forms.items():
+            table.add_row(f"{name} ±{noise[1:]}", *(f"{per[t]['exact']:.0f} / {per[t]['predicted']:.0f}"
+                                                      for t in tools))
+    console.print(table)
+    return rates
 
 
 def _mean(per_xset: dict, key: str) -> float:

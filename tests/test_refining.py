@@ -148,7 +148,7 @@ def test_growth_is_found_under_noise() -> None:
 def test_options_are_declared_with_paper_defaults() -> None:
     defaults = {o.name: o.default for o in OPTIONS}
     assert defaults == {"acceptance": 1.5, "termination": 2.0, "nonconstancy": 2.0, "measure": "mean",
-                        "falling": "auto"}
+                        "falling": True}
     assert RefiningModeler.name == "refining"
 
 
@@ -371,10 +371,10 @@ def test_noisy_constants_stay_constant_with_falling_laws() -> None:
 
 def test_falling_never_is_the_growing_search() -> None:
     x = STRONG[0]
-    (m,) = model(x, 2 + 100 / x, falling="never")
+    (m,) = model(x, 2 + 100 / x, falling=False)
     assert all(t.exponent_of("p")[0] >= 0 for t in m.function.terms)
     assert m.function.terms[0].coefficient < 0  # the old reading: c0 - c·log2(p) or so
-    (m,) = model(x, 2 + 100 / x, falling="always")
+    (m,) = model(x, 2 + 100 / x, falling="true")
     assert function_shape(m) == [(F(-1), F(0))]
     with pytest.raises(pmkit.UsageError):
         model(x, 2 + 100 / x, falling="sometimes")

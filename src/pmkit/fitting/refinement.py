@@ -15,10 +15,9 @@ a law with a turning point, the shape of a scaling limit):
    exponent's neighbours (bounds) in the table, then between the best and the new bounds (paper
    Fig. 2), until in one iteration no slice gets ``termination`` times more accurate (the paper's
    termination rule); every mediant visited is a candidate for acceptance (below);
-3. two-term laws, from :data:`PAIR_MIN_POINTS` points on and for series that dip below their first
-   value: a fixed table of falling × growing terms (:data:`PAIR_FALLING`, :data:`PAIR_GROWING`),
-   compared with the accepted one-term hypothesis by the same penalised error (see
-   :func:`_two_term_laws`);
+3. two-term laws, from :data:`PAIR_MIN_POINTS` points on: a fixed table of falling × growing
+   terms (:data:`PAIR_FALLING`, :data:`PAIR_GROWING`), compared with the accepted one-term
+   hypothesis by the same penalised error (see :func:`_two_term_laws`);
 4. non-constancy: the accepted hypothesis replaces the constant model only if it is
    ``nonconstancy`` times more accurate (SMAPE) and the values show a monotone trend (see
    :func:`_final_fit`);
@@ -91,8 +90,6 @@ PAIR_GROWING = ((Fraction(0), Fraction(1)), (Fraction(0), Fraction(2)), (Fractio
 terms up to x³, and x^α·log2(x) for α = 1/2, 1, 2."""
 EXACT = 1e-8
 """A one-term law whose RMS relative error is below this fits to rounding: no two-term law replaces it."""
-FALLING_CHOICES = ("auto", "always", "never")
-"""Where falling laws are searched: see :attr:`RefineSettings.falling`."""
 MIN_POINTS = 3
 """Fewer points than this cannot tell a growth law from noise: the model is the constant."""
 NUMBA_MIN_SERIES = 10_000
@@ -142,10 +139,10 @@ class RefineSettings:
     strong_trend: float = STRONG_TREND
     relative_judge: bool = True
     outlier_factor: float = OUTLIER_FACTOR
-    falling: str = "auto"
-    """Where falling laws (``c0 + c1·x^(-γ)`` and ``c0 + a·x^(-γ) + b·x^α·log2^β(x)``) are searched:
-    ``auto`` for series whose values fall (:func:`falls`), ``always`` for every series with
-    positive parameter values and non-negative values, ``never`` (the paper's growing laws only)."""
+    falling: bool = True
+    """Whether falling laws are searched too: ``c0 + c1·x^(-γ)`` for series whose values fall and
+    ``c0 + a·x^(-γ) + b·x^α·log2^β(x)`` from :data:`PAIR_MIN_POINTS` points on (see
+    :func:`falling_rows`); False is the paper's growing search."""
     pair_level: int = 2
     falling_borderline: float = 2.5
     """Levels a two-term law pays for its third coefficient (its error is compared at ``acceptance``
@@ -155,8 +152,6 @@ class RefineSettings:
     def __post_init__(self) -> None:
         if self.table_denominator < 1:
             raise ValueError(f"table_denominator must be at least 1, got {self.table_denominator}")
-        if self.falling not in FALLING_CHOICES:
-            raise ValueError(f"falling must be one of {', '.join(FALLING_CHOICES)}, got {self.falling!r}")
 
 
 @dataclass
@@ -264,6 +259,16 @@ def basis_rows(x: np.ndarray, slices: np.ndarray, num: np.ndarray, den: np.ndarr
         logs = np.log2(np.where(x > 0, x, 1.0))[None, :]
         log_part = np.where(beta[:, None] == 0, 1.0, np.power(np.maximum(logs, 0.0), beta[:, None]))
     return power * log_part
+
+
+def shape_basis(x: np.ndarray, alpha: Fraction, beta: Fraction) -> np.ndarray:
+    """``x^α·log2(x)^β`` at the points ``x`` for one exact shape (log2 clipped at 0, as in the search)."""
+    x = np.asarray(x, dtype=float)
+    with np.errstate(all="ignore"):
+        out = np.power(x, float(alpha)) if alpha != 0 else np.ones_like(x)
+        if beta != 0:
+            out = out * np.power(np.maximum(np.log2(np.where(x > 0, x, 1.0)), 0.0), float(beta))
+    return out
 
 
 @dataclass(frozen=True)
@@ -386,7 +391,7 @@ def _refine_unit(x: np.ndarray, Y: np.ndarray, settings: RefineSettings | None) 
         out.notes.append("parameter values below 0: integer exponents only, no log terms")
     elif not log_terms:
         out.notes.append("parameter values below 1: no log terms")
-    fall, dips = falling_rows(x, Y, settings.falling)
+    fall, pairs = falling_rows(x, Y, settings.falling)
     fall &= ~flat
 
     # start table: shared hypotheses, one kernel call for all series (and one more for the falling
@@ -464,7 +469,7 @@ def _refine_unit(x: np.ndarray, Y: np.ndarray, settings: RefineSettings | None) 
 
     _final_fit(x, Y, acc, np.isfinite(acc_crit) & ~flat, tss, const_in, settings, out)
     if n >= PAIR_MIN_POINTS:
-        pair_at = np.flatnonzero(dips & ~flat)
+        pair_at = np.flatnonzero(pairs & ~flat)
         if pair_at.size:
             _two_term_laws(x, Y, Ys, weights, pair_at, acc_crit, tss, const_in, settings, out)
     if settings.outlier_factor > 0 and n >= OUTLIER_MIN_POINTS:
@@ -483,34 +488,27 @@ def _table_search(Ys: np.ndarray, weights: np.ndarray, stats: BasisStats, penalt
     return found
 
 
-def falling_rows(x: np.ndarray, Y: np.ndarray, falling: str = "auto") -> tuple[np.ndarray, np.ndarray]:
+def falling_rows(x: np.ndarray, Y: np.ndarray, falling: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """Which series (rows of ``Y`` at points ``x``) the search tries one-term falling laws on, and which
     two-term (falling + growing) laws.
 
     Falling laws need positive parameter values (``x^(-γ)`` at 0 is infinite) and non-negative
-    values (a falling term has a positive coefficient); ``never`` tries none, ``always`` every such
-    series.  ``auto`` tries one-term falling laws where the largest value is not at the largest
-    ``x`` and two-term laws where the smallest value is not at the smallest ``x`` (:func:`falls`,
-    :func:`dips`): elsewhere neither kind can fit better than a growing law (see
-    :mod:`pmkit.modelers.refining` for the figures).
+    values (a falling term has a positive coefficient).  Two-term laws are tried on every such
+    series (a falling term can hide under growth from the first point on: ``a·n/p + b·log2 p``);
+    one-term falling laws only where the values :func:`fall` — elsewhere no falling law fits better
+    than a growing one (the same models either way on the protocols of
+    :mod:`pmkit.modelers.refining`; it saves their search).
     """
     none = np.zeros(Y.shape[0], dtype=bool)
-    if falling == "never" or not (x > 0).all():
+    if not falling or not (x > 0).all():
         return none, none
     eligible = (Y >= 0).all(axis=1) & (Y > 0).any(axis=1)
-    if falling == "always":
-        return eligible, eligible.copy()
-    return eligible & falls(x, Y), eligible & dips(x, Y)
+    return eligible & falls(x, Y), eligible
 
 
 def falls(x: np.ndarray, Y: np.ndarray) -> np.ndarray:
     """Whether each row of ``Y`` falls somewhere: its largest value is not at the largest ``x``."""
     return np.argmax(Y, axis=1) != np.argmax(x)
-
-
-def dips(x: np.ndarray, Y: np.ndarray) -> np.ndarray:
-    """Whether each row of ``Y`` dips below its first value: its smallest value is not at the smallest ``x``."""
-    return np.argmin(Y, axis=1) != np.argmin(x)
 
 
 @dataclass(frozen=True)

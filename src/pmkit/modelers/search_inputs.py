@@ -11,7 +11,7 @@ import numpy as np
 
 from pmkit.constraints import Constraint
 from pmkit.experiment import MEASURES, reduce_repetitions
-from pmkit.fitting.refinement import FALLING_CHOICES, RefineSettings
+from pmkit.fitting.refinement import RefineSettings
 from pmkit.options import Option
 from pmkit.series import SeriesBatch
 
@@ -26,9 +26,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("nonconstancy", float, 2.0, "a growing model replaces the constant one only if it improves "
            "the constant model's SMAPE by this factor"),
     Option("measure", str, "mean", "how repetitions are reduced to one value per point", choices=MEASURES),
-    Option("falling", str, "auto", "where falling laws (c0 + c·p^(-γ), and a/p^γ + b·g(p) with a turning point) "
-           "are searched: auto (series whose values fall), always, never (growing laws only)",
-           choices=FALLING_CHOICES),
+    Option("falling", bool, True, "search falling laws too: c0 + c·p^(-γ) (strong scaling) and, from 6 points "
+           "on, a·p^(-γ) + b·g(p) with a turning point; false: growing laws only (paper 000)"),
 )
 
 
@@ -36,7 +35,7 @@ def settings_from(options: dict[str, Any]) -> RefineSettings:
     """The search settings for resolved modeler options."""
     return RefineSettings(acceptance=float(options["acceptance"]), termination=float(options["termination"]),
                           nonconstancy=float(options["nonconstancy"]), clean_constant=CLEAN_CONSTANT,
-                          falling=str(options.get("falling", "auto")))
+                          falling=bool(options.get("falling", True)))
 
 
 class SeriesData:
