@@ -753,12 +753,14 @@ def _final_fit(x: np.ndarray, Y: np.ndarray, acc: np.ndarray, found: np.ndarray,
         fb, fy = basis[inverse][falling], Y[rows][falling]
         coefficients = np.stack([rel_c0[falling], rel_c1[falling]], axis=1)
         f_loo = rel_loo[falling]
-        if settings.clean_constant > 0:
-            small = np.abs(coefficients[:, 0]) < settings.clean_constant * np.abs(fy).min(axis=1)
-            if small.any():
-                origin, origin_loo = relative_design_fit(fy[small], fb[small][:, :, None])
-                coefficients[small] = np.column_stack([np.zeros(small.sum()), origin[:, 0]])
-                f_loo[small] = origin_loo
+        # c0 that is rounding noise is 0, and a one-term falling law never flattens below 0 (the values
+        # are non-negative): refit through the origin
+        small = ((coefficients[:, 0] < 0)
+                 | (np.abs(coefficients[:, 0]) < settings.clean_constant * np.abs(fy).min(axis=1)))
+        if small.any():
+            origin, origin_loo = relative_design_fit(fy[small], fb[small][:, :, None])
+            coefficients[small] = np.column_stack([np.zeros(small.sum()), origin[:, 0]])
+            f_loo[small] = origin_loo
         c0, c1, rss, sm, loo = (np.array(a, dtype=float) for a in (c0, c1, rss, sm, loo))
         predicted = coefficients[:, :1] + coefficients[:, 1:] * fb
         c0[falling], c1[falling] = coefficients[:, 0], coefficients[:, 1]
