@@ -100,3 +100,11 @@ def test_shape_text() -> None:
     assert shape_text((F(1), F(1)), "p") == "p·log2(p)"
     assert shape_text((F(0), F(2)), "n") == "log2(n)^2"
     assert shape_text(None, "p") == "1"
+
+
+def test_order_sorts_from_falling_fastest_to_growing_fastest() -> None:
+    laws = [law(0.0, (1.0, -2, 0)), law(0.0, (1.0, -1, 0)), law(2.0, (100.0, -1, 0)), law(1.0, (1.0, 0, 1)),
+            law(0.1, (100.0, -1, 0), (0.05, 1, 0)), law(1.0, (1.0, 2, 0))]
+    orders = [describe(f).order for f in laws]
+    assert orders == [(F(-2), F(0)), (F(-1), F(0)), (F(0), F(0)), (F(0), F(1)), (F(1), F(0)), (F(2), F(0))]
+    assert orders == sorted(orders)

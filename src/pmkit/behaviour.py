@@ -69,6 +69,16 @@ class Behaviour:
     negative_from: float | None = None
 
     @property
+    def order(self) -> Shape:
+        """The exponents ``(α, β)`` the law scales with for large values of the parameter: its
+        fastest-growing term's, else ``(0, 0)`` when it flattens at a non-zero value, else its slowest
+        falling term's — a key that sorts laws from falling fastest to growing fastest."""
+        flat = (Fraction(0), Fraction(0))
+        shapes = [_shape(t, self.parameter) for t in self.function.terms if t.coefficient != 0 and t.factors]
+        top = max(shapes, default=flat)
+        return top if top > flat or not self.limit else flat
+
+    @property
     def turns_negative(self) -> bool:
         """Whether the law goes below zero somewhere in ``[start, horizon]``."""
         return self.negative_from is not None
