@@ -404,3 +404,29 @@ def test_a_two_term_law_with_an_outlier() -> None:
     (m,) = model(x, values)
     assert function_shape(m) == [(F(-1), F(0)), (F(0), F(1))]
     assert any("p=8 was left out as an outlier" in n for n in m.notes)
+
+
+def test_non_negative_values_get_laws_that_stay_non_negative() -> None:
+    """Falling values were read as c0 - c·log2(p), negative beyond the data; now as a falling law."""
+    from pmkit.behaviour import describe
+
+    rng = np.random.default_rng(2)
+    x = STRONG[0]
+    values = (10 - 1.4 * np.log2(x)) * (1 + rng.uniform(-0.02, 0.02, (50, 7)))
+    for m in model(x, values):
+        assert all(t.coefficient > 0 for t in m.function.terms), str(m.function)
+        assert describe(m.function, start=1.0).negative_from is None
+    (old,) = model(x, values[:1], falling=False)
+    assert describe(old.function, start=1.0).negative_from is not None  # the growing search's reading
+
+
+def test_a_cold_start_is_an_outlier_not_a_falling_term() -> None:
+    """A first point far above a line is left out, not explained by a steep falling term that
+    vanishes by the second point (mm-single's cold starts)."""
+    x = np.array([1.0, 10, 25, 50, 100, 250, 500, 1000, 2000])
+    rng = np.random.default_rng(4)
+    values = (1.06 + 0.0028 * x) * (1 + rng.uniform(-0.01, 0.01, 9))
+    values[0] = 1.6
+    (m,) = model(x, values)
+    assert function_shape(m) == [(F(1), F(0))], str(m.function)
+    assert any("p=1 was left out as an outlier" in n for n in m.notes)

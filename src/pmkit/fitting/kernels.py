@@ -167,8 +167,8 @@ def fit_table(Y: np.ndarray, basis: np.ndarray, weights: np.ndarray, leverage: n
 # relative_search
 
 
-def _relative_search_loop(Y, W, B, valid, positive, pen2, idx, shared, slot_of, best_k, best_crit, best_err,
-                          raw_k, raw_rel):
+def _relative_search_loop(Y, W, B, valid, positive, rising, pen2, idx, shared, slot_of, best_k, best_crit,
+                          best_err, raw_k, raw_rel):
     n_series, n = Y.shape
     k_cols = idx.shape[1]
     for i in range(n_series):
@@ -197,7 +197,7 @@ def _relative_search_loop(Y, W, B, valid, positive, pen2, idx, shared, slot_of, 
             if not sbb > FLAT_BASIS * (sbb + sw * bbar * bbar):
                 continue
             c1 = sby / sbb
-            if positive[h] and not c1 > 0.0:
+            if (positive[h] or rising[i]) and not c1 > 0.0:
                 continue
             c0 = ybar - c1 * bbar
             rel = 0.0
@@ -217,8 +217,8 @@ def _relative_search_loop(Y, W, B, valid, positive, pen2, idx, shared, slot_of, 
                 raw_k[i, s] = k
 
 
-def _relative_search_numpy(Y, W, B, valid, positive, pen2, idx, shared, slot_of, best_k, best_crit, best_err,
-                           raw_k, raw_rel):
+def _relative_search_numpy(Y, W, B, valid, positive, rising, pen2, idx, shared, slot_of, best_k, best_crit,
+                           best_err, raw_k, raw_rel):
     n = Y.shape[1]
     sw = W.sum(axis=1)
     ybar = (W * Y).sum(axis=1) / sw
@@ -234,7 +234,7 @@ def _relative_search_numpy(Y, W, B, valid, positive, pen2, idx, shared, slot_of,
             sby = (W * d * (Y - ybar[:, None])).sum(axis=1)
             ok &= sbb > FLAT_BASIS * (sbb + sw * bbar * bbar)
             c1 = sby / np.where(ok, sbb, 1.0)
-            ok &= ~positive[hh] | (c1 > 0)
+            ok &= ~(positive[hh] | rising) | (c1 > 0)
             c0 = ybar - c1 * bbar
             r = Y - c0[:, None] - c1[:, None] * b
             rel = (W * r * r).sum(axis=1)
@@ -261,7 +261,7 @@ def relative_weights(Y: np.ndarray) -> np.ndarray:
 
 def relative_search(Y: np.ndarray, weights: np.ndarray, basis: np.ndarray, valid: np.ndarray, pen2: np.ndarray,
                     idx: np.ndarray, slot_of: np.ndarray, slots: int, *, positive: np.ndarray | None = None,
-                    use_numba: bool | None = None) -> dict[str, np.ndarray]:
+                    rising: np.ndarray | None = None, use_numba: bool | None = None) -> dict[str, np.ndarray]:
     """Fit ``c0 + c1·basis[h]`` to every row of ``Y`` by relative least squares; keep the best per slot.
 
     Each hypothesis ``h`` is fitted with weights ``1/y²`` (``weights``, from
@@ -281,9 +281,11 @@ def relative_search(Y: np.ndarray, weights: np.ndarray, basis: np.ndarray, valid
            "raw_err": np.full((count, slots), np.inf)}
     if positive is None:
         positive = np.zeros(len(valid), dtype=bool)
+    if rising is None:
+        rising = np.zeros(count, dtype=bool)
     args = (Y, np.ascontiguousarray(weights, dtype=np.float64), np.ascontiguousarray(basis, dtype=np.float64),
             np.ascontiguousarray(valid, dtype=np.bool_), np.ascontiguousarray(positive, dtype=np.bool_),
-            np.ascontiguousarray(pen2, dtype=np.float64), idx,
+            np.ascontiguousarray(rising, dtype=np.bool_), np.ascontiguousarray(pen2, dtype=np.float64), idx,
             bool(idx.shape[0] == 1 and count != 1), np.ascontiguousarray(slot_of, dtype=np.int64),
             out["k"], out["crit"], out["err"], out["raw_k"], out["raw_err"])
     if use_numba is None:

@@ -88,6 +88,14 @@ PAIR_GROWING = ((Fraction(0), Fraction(1)), (Fraction(0), Fraction(2)), (Fractio
                 (Fraction(2), Fraction(1)))
 """Exponents (α, β) of the growing term ``x^α·log2^β(x)`` of two-term laws: the paper's common and rare
 terms up to x³, and x^α·log2(x) for α = 1/2, 1, 2."""
+FALLING_BORDERLINE = 2.5
+"""A falling law whose gain over the constant model is below this multiple of ``nonconstancy`` must pass
+the trend test (growing laws: :data:`TREND_BORDERLINE`); noise that only raises the first point is
+read as a steep fall less often."""
+FALLING_SEEN = 2.0
+"""A falling term must be at least this many times the law's RMS relative residual at the second
+smallest parameter value (see :func:`seen_twice`): a term that explains the first point alone is a
+cold start or an outlier, not a law."""
 EXACT = 1e-8
 """A one-term law whose RMS relative error is below this fits to rounding: no two-term law replaces it."""
 MIN_POINTS = 3
@@ -144,9 +152,12 @@ class RefineSettings:
     ``c0 + a·x^(-γ) + b·x^α·log2^β(x)`` from :data:`PAIR_MIN_POINTS` points on (see
     :func:`falling_rows`); False is the paper's growing search."""
     pair_level: int = 2
-    falling_borderline: float = 2.5
     """Levels a two-term law pays for its third coefficient (its error is compared at ``acceptance``
     per level, as a finer exponent's is)."""
+    rising_terms: bool = True
+    """With falling laws, series of non-negative values get only laws whose terms have positive
+    coefficients (a growing term grows, a falling term falls), so no law of them turns negative as
+    the parameter grows; ``c0 - c·log2(x)`` readings of falling values give way to falling laws."""
     use_numba: bool | None = None
 
     def __post_init__(self) -> None:
@@ -393,6 +404,7 @@ def _refine_unit(x: np.ndarray, Y: np.ndarray, settings: RefineSettings | None) 
         out.notes.append("parameter values below 1: no log terms")
     fall, pairs = falling_rows(x, Y, settings.falling)
     fall &= ~flat
+    rising = pairs & settings.rising_terms
 
     # start table: shared hypotheses, one kernel call for all series (and one more for the falling
     # slice, for the series that may fall)
@@ -408,11 +420,11 @@ def _refine_unit(x: np.ndarray, Y: np.ndarray, settings: RefineSettings | None) 
     Ys = Y / np.where(largest > 0, largest, 1.0)
     weights = relative_weights(Ys)
     found = _table_search(Ys, weights, stats, penalty, np.flatnonzero(~on_falling), table.slices, on_falling,
-                          settings)
+                          rising, settings)
     falls_at = np.flatnonzero(fall)
     if falls_at.size:
         more = _table_search(Ys[falls_at], weights[falls_at], stats, penalty, np.flatnonzero(on_falling),
-                             table.slices, on_falling, settings)
+                             table.slices, on_falling, rising[falls_at], settings)
         for name, values in more.items():
             found[name][falls_at, FALLING_SLICE] = values[:, FALLING_SLICE]
     rows = np.arange(count)
@@ -451,7 +463,7 @@ def _refine_unit(x: np.ndarray, Y: np.ndarray, settings: RefineSettings | None) 
         table_idx[has] = inverse.reshape(-1)
         cand = relative_search(Ys[live], weights[live], u_stats.basis, u_stats.valid, u_pen,
                                table_idx.reshape(live.size, -1), slot_of, SLICES * 2,
-                               positive=u_slices == FALLING_SLICE, use_numba=settings.use_numba)
+                               positive=u_slices == FALLING_SLICE, rising=rising[live], use_numba=settings.use_numba)
         # a mediant is accepted when its penalised error beats the accepted hypothesis's
         best = np.argmin(cand["crit"], axis=1)
         lrows = np.arange(live.size)
@@ -467,7 +479,7 @@ def _refine_unit(x: np.ndarray, Y: np.ndarray, settings: RefineSettings | None) 
         refine_step(live_active, err, st, live_err, settings.termination, use_numba=settings.use_numba)
         active[live], state[live], cen_err[live] = live_active, st, live_err
 
-    _final_fit(x, Y, acc, np.isfinite(acc_crit) & ~flat, tss, const_in, settings, out)
+    _final_fit(x, Y, acc, np.isfinite(acc_crit) & ~flat, tss, const_in, settings, out, rising)
     if n >= PAIR_MIN_POINTS:
         pair_at = np.flatnonzero(pairs & ~flat)
         if pair_at.size:
@@ -478,11 +490,12 @@ def _refine_unit(x: np.ndarray, Y: np.ndarray, settings: RefineSettings | None) 
 
 
 def _table_search(Ys: np.ndarray, weights: np.ndarray, stats: BasisStats, penalty: np.ndarray, columns: np.ndarray,
-                  slices: np.ndarray, positive: np.ndarray, settings: RefineSettings) -> dict[str, np.ndarray]:
+                  slices: np.ndarray, positive: np.ndarray, rising: np.ndarray, settings: RefineSettings
+                  ) -> dict[str, np.ndarray]:
     """:func:`relative_search` of the start-table hypotheses ``columns`` shared by every row, with ``k`` and
     ``raw_k`` turned into table indices."""
     found = relative_search(Ys, weights, stats.basis, stats.valid, penalty, columns[None, :], slices[columns],
-                            SLICES, positive=positive, use_numba=settings.use_numba)
+                            SLICES, positive=positive, rising=rising, use_numba=settings.use_numba)
     for name in ("k", "raw_k"):
         found[name] = np.where(found[name] >= 0, columns[np.maximum(found[name], 0)], -1)
     return found
@@ -585,7 +598,8 @@ def _two_term_laws(x: np.ndarray, Y: np.ndarray, Ys: np.ndarray, weights: np.nda
         with np.errstate(all="ignore"):
             gain = np.where(loo <= 0, np.inf, before / np.where(loo > 0, loo, 1.0))
         ok = (np.isfinite(rss) & (coefficients[:, 1] > 0) & (coefficients[:, 2] > 0)
-              & (gain >= TREND_BORDERLINE * settings.nonconstancy))
+              & (gain >= TREND_BORDERLINE * settings.nonconstancy)
+              & seen_twice(x, Y[members], predicted, coefficients[:, 1:2] * f_row, FALLING_SEEN))
         if not np.isfinite(settings.nonconstancy):
             ok[:] = False
         if not ok.any():
@@ -714,7 +728,7 @@ def _leave_out_outlier(x: np.ndarray, Y: np.ndarray, settings: RefineSettings, o
 
 
 def _final_fit(x: np.ndarray, Y: np.ndarray, acc: np.ndarray, found: np.ndarray, tss: np.ndarray,
-               const_in: np.ndarray, settings: RefineSettings, out: SingleFits) -> None:
+               const_in: np.ndarray, settings: RefineSettings, out: SingleFits, rising: np.ndarray) -> None:
     """Refit the accepted hypotheses by least squares and keep those that pass the non-constancy test.
 
     The test compares the constant model's in-sample SMAPE with the hypothesis's leave-one-out
@@ -746,6 +760,15 @@ def _final_fit(x: np.ndarray, Y: np.ndarray, acc: np.ndarray, found: np.ndarray,
                                                settings.clean_constant)
     rel_c0, rel_c1, rel_loo = _relative_line(basis[inverse], Y[rows])
     falling = u_slices[inverse] == FALLING_SLICE
+    flipped = rising[rows] & ~falling & ~(c1 > 0)
+    if flipped.any():
+        # a growing term of non-negative values must grow (the search fitted it so): where the ordinary
+        # fit's coefficient is not positive, the relative fit's coefficients stand
+        c0, c1, rss, sm, loo = (np.array(a, dtype=float) for a in (c0, c1, rss, sm, loo))
+        c0[flipped], c1[flipped] = rel_c0[flipped], rel_c1[flipped]
+        predicted = c0[flipped, None] + c1[flipped, None] * basis[inverse][flipped]
+        rss[flipped] = ((Y[rows][flipped] - predicted) ** 2).sum(axis=1)
+        sm[flipped], loo[flipped] = smape(Y[rows][flipped], predicted), rel_loo[flipped]
     if falling.any():
         # falling laws keep their relative least-squares coefficients: a falling law is extrapolated
         # to its small values, which an ordinary fit leaves to the largest (and its coefficient may
@@ -775,7 +798,7 @@ def _final_fit(x: np.ndarray, Y: np.ndarray, acc: np.ndarray, found: np.ndarray,
     ok = np.isfinite(c1) & (c1 != 0) & np.isfinite(rss) & (gain >= settings.nonconstancy)
     if settings.trend_alpha > 0 and (x >= 0).all() and smallest_pvalue(n) <= settings.trend_alpha:
         # every hypothesis is monotone in x ≥ 0: borderline growth must show a monotone trend
-        borderline = gain < np.where(u_slices[inverse] == FALLING_SLICE, settings.falling_borderline,
+        borderline = gain < np.where(u_slices[inverse] == FALLING_SLICE, FALLING_BORDERLINE,
                                      TREND_BORDERLINE) * settings.nonconstancy
         pvalue = trend_pvalue(kendall_s(x, Y[rows]), n)
         ok &= ~borderline | (pvalue <= settings.trend_alpha)
@@ -786,6 +809,10 @@ def _final_fit(x: np.ndarray, Y: np.ndarray, acc: np.ndarray, found: np.ndarray,
             # still means "constant")
             strong = np.isfinite(c1) & (c1 != 0) & np.isfinite(rss) & (gain > 1) & (pvalue <= settings.strong_trend)
             ok |= strong
+    if falling.any():
+        fitted = c0[falling, None] + c1[falling, None] * basis[inverse][falling]
+        ok[falling] &= seen_twice(x, Y[rows][falling], fitted, c1[falling, None] * basis[inverse][falling],
+                                  FALLING_SEEN)
     if not np.isfinite(settings.nonconstancy):
         ok[:] = False  # an infinite threshold means "constant", even for an exact fit (gain = inf)
     rows, inv = rows[ok], inverse[ok]
@@ -795,6 +822,21 @@ def _final_fit(x: np.ndarray, Y: np.ndarray, acc: np.ndarray, found: np.ndarray,
     out.c0[rows], out.c1[rows] = c0[ok], c1[ok]
     out.rss[rows], out.smape[rows], out.loo_smape[rows] = rss[ok], sm[ok], loo[ok]
     out.adjusted_r2[rows] = adjusted_r2(rss[ok], tss[rows], n, 2)
+
+
+def seen_twice(x: np.ndarray, Y: np.ndarray, fitted: np.ndarray, term: np.ndarray, factor: float) -> np.ndarray:
+    """Whether a falling term (its values ``term`` in a law whose values are ``fitted``) is seen at more
+    than the first point: at the second smallest ``x`` it is at least ``factor`` times the law's RMS
+    relative residual of the value there.  A term that only explains the first point is that point's
+    deviation (a cold start, an outlier), not a law."""
+    if factor <= 0:
+        return np.ones(len(Y), dtype=bool)
+    second = np.argsort(x)[1]
+    with np.errstate(all="ignore"):
+        relative = (Y - fitted) / np.where(Y != 0, Y, 1.0)
+        scatter = np.sqrt((relative * relative).mean(axis=1))
+        share = np.abs(term[:, second]) / np.abs(Y[:, second])
+    return share >= factor * scatter
 
 
 def _relative_line(B: np.ndarray, Y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
