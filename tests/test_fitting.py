@@ -447,8 +447,12 @@ def test_relative_search_positive_coefficients_only() -> None:
         signed = kernels.relative_search(Y, weights, stats.basis, stats.valid, np.ones(1),
                                          np.zeros((1, 1), dtype=int), np.zeros(1, dtype=int), 1,
                                          positive=np.array([True]), use_numba=use)
+        by_row = kernels.relative_search(Y, weights, stats.basis, stats.valid, np.ones(1),
+                                         np.zeros((1, 1), dtype=int), np.zeros(1, dtype=int), 1,
+                                         rising=np.array([False, True]), use_numba=use)
         assert (free["k"][:, 0] == 0).all()
         assert signed["k"][0, 0] == 0 and signed["k"][1, 0] == -1
+        assert by_row["k"][0, 0] == 0 and by_row["k"][1, 0] == -1  # per series: the second must rise
 
 
 def test_start_table_falling_slice() -> None:
