@@ -463,3 +463,20 @@ def test_start_table_falling_slice() -> None:
     assert set(table.slices.tolist()) == {4}
     alpha, beta = refinement_exponents(table.slices, table.num, table.den)
     assert (alpha < 0).all() and (beta == 0).all()
+
+
+def test_refinement_numba_equals_numpy_on_strong_scaling(monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(9)
+    x = 2.0 ** np.arange(0, 7)
+    a, b, c = 10 ** rng.uniform(-1, 2, (3, 300, 1))
+    gamma = rng.choice([0.5, 1.0, 2.0], (300, 1))
+    Y = (c + a * x ** -gamma + np.where(rng.uniform(size=(300, 1)) < 0.5, 0.0, 0.01 * b * x)) * (
+        1 + rng.uniform(-0.02, 0.02, (300, 7)))
+    fast = refine_series(x, Y, RefineSettings(use_numba=True))
+    monkeypatch.setenv(kernels.NO_NUMBA_ENV, "1")
+    slow = refine_series(x, Y, RefineSettings())
+    assert fast.two_term.sum() > 50 and (fast.alpha[:, 0] < 0).sum() > 200
+    for name in ("constant", "alpha", "beta", "alpha2", "beta2"):
+        np.testing.assert_array_equal(getattr(fast, name), getattr(slow, name))
+    np.testing.assert_allclose(fast.c1, slow.c1, rtol=1e-9)
+    np.testing.assert_allclose(fast.c2, slow.c2, rtol=1e-9)
