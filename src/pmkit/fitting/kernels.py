@@ -304,6 +304,10 @@ def relative_search(Y: np.ndarray, weights: np.ndarray, basis: np.ndarray, valid
 
 def _pair_search_loop(Y, W, B, valid, first, second, pen2, best_k, best_crit, best_err):
     n_series, n = Y.shape
+    rows = B.shape[0]
+    mean = np.empty(rows)
+    srr = np.empty(rows)
+    sry = np.empty(rows)
     for i in range(n_series):
         sw = 0.0
         swy = 0.0
@@ -311,52 +315,69 @@ def _pair_search_loop(Y, W, B, valid, first, second, pen2, best_k, best_crit, be
             sw += W[i, j]
             swy += W[i, j] * Y[i, j]
         ybar = swy / sw
+        syy = 0.0
+        for j in range(n):
+            dy = Y[i, j] - ybar
+            syy += W[i, j] * dy * dy
+        # per basis row once: weighted mean, spread and covariance with y
+        for r in range(rows):
+            if not valid[r]:
+                continue
+            m = 0.0
+            for j in range(n):
+                m += W[i, j] * B[r, j]
+            m /= sw
+            a = 0.0
+            c = 0.0
+            for j in range(n):
+                d = B[r, j] - m
+                a += W[i, j] * d * d
+                c += W[i, j] * d * (Y[i, j] - ybar)
+            mean[r] = m
+            srr[r] = a
+            sry[r] = c
         for k in range(first.shape[0]):
             f = first[k]
             g = second[k]
             if not (valid[f] and valid[g]):
                 continue
-            sf = 0.0
-            sg = 0.0
-            for j in range(n):
-                sf += W[i, j] * B[f, j]
-                sg += W[i, j] * B[g, j]
-            fbar = sf / sw
-            gbar = sg / sw
-            sff = 0.0
-            sgg = 0.0
             sfg = 0.0
-            sfy = 0.0
-            sgy = 0.0
             for j in range(n):
-                df = B[f, j] - fbar
-                dg = B[g, j] - gbar
-                dy = Y[i, j] - ybar
-                w = W[i, j]
-                sff += w * df * df
-                sgg += w * dg * dg
-                sfg += w * df * dg
-                sfy += w * df * dy
-                sgy += w * dg * dy
+                sfg += W[i, j] * (B[f, j] - mean[f]) * (B[g, j] - mean[g])
+            sff = srr[f]
+            sgg = srr[g]
             det = sff * sgg - sfg * sfg
             if not det > PAIR_DEGENERATE * sff * sgg:
                 continue
-            a = (sgg * sfy - sfg * sgy) / det
-            b = (sff * sgy - sfg * sfy) / det
+            a = (sgg * sry[f] - sfg * sry[g]) / det
+            b = (sff * sry[g] - sfg * sry[f]) / det
             if not (a > 0.0 and b > 0.0):
                 continue
-            c0 = ybar - a * fbar - b * gbar
+            # the fit's weighted residual sum of squares, Σw·dy² - a·Σw·df·dy - b·Σw·dg·dy (rounding
+            # can take it below 0 for an exact fit; the winner's is recomputed from its residuals)
+            rel = max(syy - a * sry[f] - b * sry[g], 0.0)
+            crit = rel * pen2[k]
+            if crit < best_crit[i]:
+                best_crit[i] = crit
+                best_err[i] = rel
+                best_k[i] = k
+        k = best_k[i]
+        if k >= 0:
+            f = first[k]
+            g = second[k]
+            sfg = 0.0
+            for j in range(n):
+                sfg += W[i, j] * (B[f, j] - mean[f]) * (B[g, j] - mean[g])
+            det = srr[f] * srr[g] - sfg * sfg
+            a = (srr[g] * sry[f] - sfg * sry[g]) / det
+            b = (srr[f] * sry[g] - sfg * sry[f]) / det
+            c0 = ybar - a * mean[f] - b * mean[g]
             rel = 0.0
             for j in range(n):
                 r = Y[i, j] - c0 - a * B[f, j] - b * B[g, j]
                 rel += W[i, j] * r * r
-            if not np.isfinite(rel):
-                continue
-            crit = rel * pen2[k]
-            if crit < best_crit[i]:
-                best_crit[i] = crit
-                best_err[i] = np.sqrt(rel / n)
-                best_k[i] = k
+            best_crit[i] = rel * pen2[k]
+            best_err[i] = np.sqrt(rel / n)
 
 
 def _pair_search_numpy(Y, W, B, valid, first, second, pen2, best_k, best_crit, best_err):
@@ -364,29 +385,44 @@ def _pair_search_numpy(Y, W, B, valid, first, second, pen2, best_k, best_crit, b
     sw = W.sum(axis=1)
     ybar = (W * Y).sum(axis=1) / sw
     dy = Y - ybar[:, None]
+    syy = (W * dy * dy).sum(axis=1)
+    mean = (W @ B.T) / sw[:, None]                                  # series × rows
+    centred = B[None, :, :] - mean[:, :, None]                     # series × rows × points
+    srr = np.einsum("sn,srn,srn->sr", W, centred, centred)
+    sry = np.einsum("sn,srn,sn->sr", W, centred, dy)
     for k in range(first.shape[0]):
         f, g = first[k], second[k]
         if not (valid[f] and valid[g]):
             continue
         with np.errstate(all="ignore"):
-            df = B[f][None, :] - ((W * B[f]).sum(axis=1) / sw)[:, None]
-            dg = B[g][None, :] - ((W * B[g]).sum(axis=1) / sw)[:, None]
-            sff, sgg, sfg = (W * df * df).sum(axis=1), (W * dg * dg).sum(axis=1), (W * df * dg).sum(axis=1)
-            sfy, sgy = (W * df * dy).sum(axis=1), (W * dg * dy).sum(axis=1)
+            sfg = (W * centred[:, f] * centred[:, g]).sum(axis=1)
+            sff, sgg = srr[:, f], srr[:, g]
             det = sff * sgg - sfg * sfg
             ok = det > PAIR_DEGENERATE * sff * sgg
             safe = np.where(ok, det, 1.0)
-            a = (sgg * sfy - sfg * sgy) / safe
-            b = (sff * sgy - sfg * sfy) / safe
+            a = (sgg * sry[:, f] - sfg * sry[:, g]) / safe
+            b = (sff * sry[:, g] - sfg * sry[:, f]) / safe
             ok &= (a > 0) & (b > 0)
-            r = dy - a[:, None] * df - b[:, None] * dg
-            rel = (W * r * r).sum(axis=1)
-            ok &= np.isfinite(rel)
+            rel = np.maximum(syy - a * sry[:, f] - b * sry[:, g], 0.0)
             crit = rel * pen2[k]
         better = ok & (crit < best_crit)
         best_crit[better] = crit[better]
-        best_err[better] = np.sqrt(rel[better] / n)
         best_k[better] = k
+    rows = np.flatnonzero(best_k >= 0)
+    if rows.size:
+        k = best_k[rows]
+        f, g = first[k], second[k]
+        cf, cg = centred[rows, f], centred[rows, g]
+        w = W[rows]
+        sfg = (w * cf * cg).sum(axis=1)
+        sff, sgg = srr[rows, f], srr[rows, g]
+        det = sff * sgg - sfg * sfg
+        a = (sgg * sry[rows, f] - sfg * sry[rows, g]) / det
+        b = (sff * sry[rows, g] - sfg * sry[rows, f]) / det
+        r = dy[rows] - a[:, None] * cf - b[:, None] * cg
+        rel = (w * r * r).sum(axis=1)
+        best_crit[rows] = rel * pen2[k]
+        best_err[rows] = np.sqrt(rel / n)
 
 
 def pair_search(Y: np.ndarray, weights: np.ndarray, basis: np.ndarray, valid: np.ndarray, first: np.ndarray,
@@ -395,7 +431,10 @@ def pair_search(Y: np.ndarray, weights: np.ndarray, basis: np.ndarray, valid: np
     relative least squares, and keep per row the pair with the smallest ``rel · pen2[k]``.
 
     Only fits with ``a > 0`` and ``b > 0`` count: a falling term that falls and a growing term that
-    grows (the two-term strong-scaling laws).  Returns per row ``k`` (-1 where no pair counts),
+    grows (the two-term strong-scaling laws).  Each basis row's weighted mean, spread and covariance
+    with ``y`` are computed once per series, so a pair costs one pass over the points (its
+    cross-product) and its error follows in closed form; the winner's error is recomputed from its
+    residuals.  Returns per row ``k`` (-1 where no pair counts),
     ``crit`` and ``err`` (RMS relative error), as :func:`relative_search` does per slot.
     """
     Y = np.ascontiguousarray(Y, dtype=np.float64)
