@@ -12,6 +12,17 @@ every series with the same single-parameter terms; (3) the combination with the 
 leave-one-out SMAPE wins (more terms only if they cut it 1.5-fold, see below), skipping
 combinations where a term contributes less than 0.05% of every value (Extra-P's rule).
 
+Falling laws (strong scaling): a line's law may fall (``c0 + c·p^(-γ)``) or be a falling + growing
+two-term law (see :mod:`pmkit.fitting.refinement`); the building blocks of the combinations are the
+lines' *terms*, so ``n/p`` is the product of a falling p term and a growing n term, and a two-term
+line enters each product whole or split (:func:`term_combinations`: ``n·(a/p + b·log2 p)``,
+``a·n/p + b·log2 p``).  Combinations with a falling term are fitted by relative least squares
+(weights ``1/y²``), as one-term falling laws are: on p = 1..64 × n = 10..160 (±2%, 300 laws per form,
+seed 5; scratch) the prediction at p = 256, n = 160 was within 5% for ``c0 + a·n/p`` in 66% of laws
+with ordinary least squares and 100% with relative ones (``c0 + a/p + b·n`` 83% → 85%,
+``c0 + a·n/p + b·n·p`` 97% → 99%, a growing ``c0 + a·n·p`` 100% either way).  Reported by
+``python bench/strong_scaling.py`` (its two-parameter table).
+
 Per-series constraints (:class:`pmkit.constraints.Constraint`, from a prior) are honoured: a
 constant constraint gives the constant model; parameters not allowed leave the search; parameters
 multiply only within a constraint group.  The constraint is stated in the model's notes.
