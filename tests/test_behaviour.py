@@ -91,6 +91,8 @@ def test_multi_parameter_functions_are_read_along_one_parameter() -> None:
         describe(f)
     with pytest.raises(ValueError, match="positive"):
         describe(law(1.0, (1.0, -1, 0)), start=0.0)
+    with pytest.raises(ValueError, match="horizon"):
+        describe(law(1.0, (1.0, -1, 0)), start=8.0, horizon=4.0)
 
 
 def test_shape_text() -> None:

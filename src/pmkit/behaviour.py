@@ -193,6 +193,8 @@ def describe(function: Function, parameter: str | None = None, start: float = 1.
         raise ValueError(f"start must be positive, got {start}")
     line = function.along(parameter, fixed)
     horizon = float(horizon) if horizon is not None else start * 2.0 ** HORIZON_DOUBLINGS
+    if not horizon > start:
+        raise ValueError(f"horizon {horizon} must be above start {start}")
     terms = [t for t in line.terms if t.coefficient != 0 and t.factors]
     constant = line.constant + sum(t.coefficient for t in line.terms if not t.factors)
     if not terms:
