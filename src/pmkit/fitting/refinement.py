@@ -32,7 +32,8 @@ So an exponent one denominator finer, or a log factor on a power, must be ``acce
 times more accurate to be chosen — the paper's acceptance threshold, applied to exponent simplicity
 instead of to iterations.  The choices and their figures are in :mod:`pmkit.modelers.refining`.
 The accepted hypothesis is refitted by ordinary least squares (RSS, as the paper fits) for its
-coefficients.  Mediants differ between series after the start, so each iteration fits the distinct
+coefficients; falling laws keep their relative least-squares coefficients (they are extrapolated to
+their small values).  Mediants differ between series after the start, so each iteration fits the distinct
 candidates (few) with one gathered call.
 
 To search a subset of the points (a segment, a cross-validation fold), call :func:`refine_series`
@@ -274,12 +275,8 @@ def basis_rows(x: np.ndarray, slices: np.ndarray, num: np.ndarray, den: np.ndarr
 
 def shape_basis(x: np.ndarray, alpha: Fraction, beta: Fraction) -> np.ndarray:
     """``x^α·log2(x)^β`` at the points ``x`` for one exact shape (log2 clipped at 0, as in the search)."""
-    x = np.asarray(x, dtype=float)
-    with np.errstate(all="ignore"):
-        out = np.power(x, float(alpha)) if alpha != 0 else np.ones_like(x)
-        if beta != 0:
-            out = out * np.power(np.maximum(np.log2(np.where(x > 0, x, 1.0)), 0.0), float(beta))
-    return out
+    pair = np.array([[alpha.numerator, alpha.denominator]]), np.array([[beta.numerator, beta.denominator]])
+    return _term_values(np.asarray(x, dtype=float), *pair)[0]
 
 
 @dataclass(frozen=True)
