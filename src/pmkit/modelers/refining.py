@@ -150,10 +150,11 @@ and checked on the paper's protocol above; reported with ``python bench/strong_s
   at ±5% (1..64, 64..4096, 2..32) was 96/97/97 with 2, 96/96/97 with 2.5, 95/95/96 with 3.
 
 Report, ``python bench/accuracy.py --per-case 1000 --jobs 2`` (seed 20200826, 1000 functions per
-case and x-set, Extra-P 4.2.5 on the same data; pmkit / Extra-P Refining / Extra-P Basic; the
-modeler as submitted, 2026-11-22, see bench/README.md §1):
+case and x-set, Extra-P 4.2.5 on the same data; pmkit / Extra-P Refining / Extra-P Basic; with
+falling laws, 2026-11-24, see bench/README.md §1 — without them constants were 98.3/98.4 and every
+other row the same):
 
-    constant          98.3/98.4   89.3/90.2   78.4/80.8
+    constant          98.9/99.1   89.3/90.2   78.4/80.8
     common, 1 term    88.3/88.2   85.9/86.1   81.2/82.9
     common, 2 terms   85.7/73.3   80.9/70.5   74.8/68.2
     rare, 1 term      72.6/74.3   46.3/52.2   61.0/66.1
