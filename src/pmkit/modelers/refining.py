@@ -183,7 +183,9 @@ other row the same):
 
 Speed on 100,000 noisy series of 5 points, after JIT warm-up, on a shared 2-core machine: 120,000 to
 160,000 models/s CPU time, 183,000 in the best round of ``pytest bench/test_speed.py
---benchmark-enable`` (the integer-start search it replaced: ~210,000 and ~340,000 there).
+--benchmark-enable`` (the integer-start search it replaced: ~210,000 and ~340,000 there).  Falling
+laws cost 6% CPU time there (212,000 → 200,000 models/s, best of 4, same session); on 7-point
+series, where two-term laws are tried, 69,000 → 51,000–57,000 (bench/README.md §3).
 """
 
 from __future__ import annotations
