@@ -432,3 +432,13 @@ def test_a_cold_start_is_an_outlier_not_a_falling_term() -> None:
     (m,) = model(x, values)
     assert function_shape(m) == [(F(1), F(0))], str(m.function)
     assert any("p=1 was left out as an outlier" in n for n in m.notes)
+
+
+def test_small_powers_are_not_read_as_squared_logs() -> None:
+    # log2²(x) pays two levels (as x^(1/3) does): under noise x^(1/3) must not come back as log2²(x)
+    rng = np.random.default_rng(5)
+    x = X * 4
+    values = (1 + 4 * x ** (1 / 3)) * (1 + rng.uniform(-0.02, 0.02, (300, 5)))
+    shapes = [shape_of(m) for m in model(x, values)]
+    assert np.mean([s == (F(1, 3), F(0)) for s in shapes]) > np.mean([s == (F(0), F(2)) for s in shapes]) + 0.2
+    assert shape_of(model(x, 2 + 3 * np.log2(x) ** 2)[0]) == (F(0), F(2))

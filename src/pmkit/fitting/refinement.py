@@ -144,6 +144,8 @@ class RefineSettings:
     clean_constant: float = 0.0
     table_denominator: int = 5
     mixed_level: int = 1
+    log_level: int = 2
+    """Levels each whole log factor beyond the first pays (``log2²(x)``, ``x·log2²(x)``)."""
     trend_alpha: float = 0.05
     strong_trend: float = STRONG_TREND
     relative_judge: bool = True
@@ -213,6 +215,11 @@ class SingleFits:
         nan = np.full(count, np.nan)
         return cls(np.ones(count, dtype=bool), zeros.copy(), zeros.copy(), nan.copy(), np.zeros(count),
                    nan.copy(), nan.copy(), nan.copy(), nan.copy(), outlier=np.full(count, -1, dtype=np.int64))
+
+    def copy(self) -> SingleFits:
+        """An independent copy of the per-series arrays (the notes and outliers are shared)."""
+        return SingleFits(**{name: getattr(self, name).copy() for name in self.FIELDS}, notes=self.notes,
+                          outlier=self.outlier)
 
     @property
     def two_term(self) -> np.ndarray:
@@ -295,15 +302,19 @@ class StartTable:
     level: np.ndarray
 
 
-def level_of(slices: np.ndarray, num: np.ndarray, den: np.ndarray, mixed_level: int) -> np.ndarray:
-    """How complex each hypothesis is: denominator minus 1, plus ``mixed_level`` for ``x^α·log2^β(x)``."""
+def level_of(slices: np.ndarray, num: np.ndarray, den: np.ndarray, mixed_level: int,
+             log_level: int = 0) -> np.ndarray:
+    """How complex each hypothesis is: denominator minus 1, plus ``mixed_level`` for ``x^α·log2^β(x)``,
+    plus ``log_level`` for each whole log factor beyond the first (``log2²(x)``, ``x·log2²(x)``)."""
     slices, num, den = np.asarray(slices), np.asarray(num), np.asarray(den)
     mixed = (slices == 1) | (slices == 2)
-    return (den - 1) + np.where(mixed & (num > 0), mixed_level, 0)
+    extra_logs = np.where(slices == 2, 1, np.where(slices == 3, np.maximum(num // np.maximum(den, 1) - 1, 0), 0))
+    return (den - 1) + np.where(mixed & (num > 0), mixed_level, 0) + log_level * extra_logs
 
 
 @lru_cache(maxsize=32)
-def start_table(order: int, log_terms: bool, mixed_level: int, slices: tuple[int, ...] | None = None) -> StartTable:
+def start_table(order: int, log_terms: bool, mixed_level: int, slices: tuple[int, ...] | None = None,
+                log_level: int = 0) -> StartTable:
     """Every exponent with denominator ≤ ``order`` on each of ``slices`` (default: the growing slices
     0–3, only β = 0 without ``log_terms``; the falling slice 4 is asked for by name)."""
     rows = []
@@ -320,7 +331,7 @@ def start_table(order: int, log_terms: bool, mixed_level: int, slices: tuple[int
     slice_ids = np.array([r[0] for r in rows], dtype=np.int64)
     num = np.array([r[1].numerator for r in rows], dtype=np.int64)
     den = np.array([r[1].denominator for r in rows], dtype=np.int64)
-    level = level_of(slice_ids, num, den, mixed_level)
+    level = level_of(slice_ids, num, den, mixed_level, log_level)
     order_by = np.argsort(level, kind="stable")
     lower = np.array([[r[2].numerator, r[2].denominator] for r in rows], dtype=np.int64).reshape(-1, 2)
     upper = np.array([[r[3].numerator, r[3].denominator] for r in rows], dtype=np.int64).reshape(-1, 2)
@@ -407,7 +418,7 @@ def _refine_unit(x: np.ndarray, Y: np.ndarray, settings: RefineSettings | None) 
     # slice, for the series that may fall)
     growing_slices = (0, 1, 2, 3) if log_terms else (0,)
     table = start_table(1 if negative else settings.table_denominator, log_terms, settings.mixed_level,
-                        growing_slices + ((FALLING_SLICE,) if fall.any() else ()))
+                        growing_slices + ((FALLING_SLICE,) if fall.any() else ()), settings.log_level)
     stats = basis_stats(basis_rows(x, table.slices, table.num, table.den))
     penalty = _penalty(table.level, settings.acceptance)
     on_falling = table.slices == FALLING_SLICE
@@ -455,7 +466,8 @@ def _refine_unit(x: np.ndarray, Y: np.ndarray, settings: RefineSettings | None) 
         uniq, inverse = np.unique(keys[has], return_inverse=True)
         u_slices, u_num, u_den = _unkey(uniq)
         u_stats = basis_stats(basis_rows(x, u_slices, u_num, u_den))
-        u_pen = _penalty(level_of(u_slices, u_num, u_den, settings.mixed_level), settings.acceptance)
+        u_pen = _penalty(level_of(u_slices, u_num, u_den, settings.mixed_level, settings.log_level),
+                         settings.acceptance)
         table_idx = np.full(keys.shape, -1, dtype=np.int64)
         table_idx[has] = inverse.reshape(-1)
         cand = relative_search(Ys[live], weights[live], u_stats.basis, u_stats.valid, u_pen,
