@@ -5,7 +5,8 @@ Cases (``--per-case`` laws each): parameters x, y (and z) on {4, 8, 16, 32, 64};
 every combination (25 or 125 points), the *sparse* one the line of each parameter through the
 smallest point plus three points on the diagonal (12 or 16 points, what Extra-P's sparse modeling
 needs).  Forms: *additive* ``c0 + Σ a_l·f_l(x_l)``, *multiplicative* ``c0 + a·Π f_l(x_l)``, *mixed*
-``c0 + a·f(x)·g(y) + b·f(x)`` (or ``+ b·g(y)``; with three parameters ``c0 + a·f·g + b·h``), each f
+``c0 + a·f(x)·g(y) + b·f(x)`` (or ``+ b·g(y)``; with three parameters ``c0 + a·f·g + b·h``), *partial*
+``c0 + a·Π f_l(x_l)`` over a random proper subset of the parameters (the others have no effect), each f
 drawn from the *common* (x, x², x³, log2 x) or the *rare* (x^(i/2), x^(i/3), log2² x) terms of paper
 000 §4.1.  Coefficients: see :func:`multistudy.scaled_laws` (each term's largest value on the grid
 between 1% and 100% of the level, so a weak parameter is there but small).  One value per point, ±2%
@@ -27,7 +28,7 @@ from synthetic import COMMON, RARE
 VALUES = (4.0, 8.0, 16.0, 32.0, 64.0)
 NOISE = 0.02
 NAMES = ("x", "y", "z")
-FORMS = ("additive", "multiplicative", "mixed")
+FORMS = ("additive", "multiplicative", "mixed", "partial")
 CLASSES = {"common": COMMON, "rare": RARE}
 
 
@@ -51,6 +52,9 @@ def draw_terms(form: str, n_params: int, shapes: Sequence, n: int, rng: np.rando
             terms = [{p: f[p]} for p in range(n_params)]
         elif form == "multiplicative":
             terms = [{p: f[p] for p in range(n_params)}]
+        elif form == "partial":
+            used = sorted(rng.choice(n_params, int(rng.integers(1, n_params)), replace=False).tolist())
+            terms = [{p: f[p] for p in used}]
         elif n_params == 2:
             alone = int(rng.integers(0, 2))
             terms = [{0: f[0], 1: f[1]}, {alone: f[alone]}]

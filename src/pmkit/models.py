@@ -10,6 +10,9 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
 
+import numpy as np
+
+from pmkit.intervals import DEFAULT_LEVEL, Interval, Uncertainty
 from pmkit.pmnf import Function
 
 
@@ -46,11 +49,30 @@ class Model:
     notes: tuple[str, ...] = ()
     n_points: int = 0
     outliers: tuple[Mapping[str, float], ...] = ()
+    uncertainty: Uncertainty | None = field(default=None, compare=False, repr=False)
+    """The alternatives behind :meth:`predict`'s interval (shared by the model set), or None."""
+    row: int = field(default=-1, compare=False, repr=False)
+    """This model's row in ``uncertainty``."""
 
     @property
     def ok(self) -> bool:
         """Whether the model has a function (a model without one carries notes saying why)."""
         return self.function is not None
+
+    def predict(self, point: Mapping[str, float] | Sequence[float] | float, level: float = DEFAULT_LEVEL) -> Interval:
+        """The model's prediction at ``point`` with its ``level`` interval: the hypotheses the data cannot
+        reject, each refitted (and the repetitions' scatter where there are several), predict between
+        ``low`` and ``high`` (see :mod:`pmkit.intervals`).  NaN bounds where the modeler gives none."""
+        if self.function is None:
+            return Interval(float("nan"), float("nan"), float("nan"), level)
+        coords = _coordinates(point, self.function.parameters)
+        value = float(self.function.evaluate(dict(zip(self.function.parameters, coords, strict=True))))
+        if self.uncertainty is None or self.row < 0:
+            return Interval(value, float("nan"), float("nan"), level)
+        found = self.uncertainty.interval(self.row, coords, level)
+        if not found.known:
+            return Interval(value, float("nan"), float("nan"), level)
+        return Interval(value, min(found.low, value), max(found.high, value), level)
 
     def to_json(self) -> dict[str, Any]:
         """One entry of the ``models`` list of pmkit's JSON schema (see README)."""
@@ -68,14 +90,31 @@ class Model:
         }
 
 
+def _coordinates(point: Mapping[str, float] | Sequence[float] | float, parameters: Sequence[str]) -> list[float]:
+    """A point as its coordinates in ``parameters``' order (a mapping by name, a sequence, or one number)."""
+    if isinstance(point, Mapping):
+        missing = [p for p in parameters if p not in point]
+        if missing:
+            raise ValueError(f"the point has no value for {missing}")
+        return [float(point[p]) for p in parameters]
+    if isinstance(point, (int, float)):
+        return [float(point)]
+    return [float(v) for v in point]
+
+
 class ModelSet(Sequence[Model]):
-    """The models of many series, in series order; built lazily from ``make(i)`` when given."""
+    """The models of many series, in series order; built lazily from ``make(i)`` when given.
+
+    ``uncertainty`` (from the modeler, or None) holds every series' alternatives: :meth:`predict` gives
+    all predictions with their intervals at once.
+    """
 
     def __init__(self, parameters: Sequence[str], models: Sequence[Model] | None = None, *,
                  count: int | None = None, make: Callable[[int], Model] | None = None,
-                 modeler: str = "") -> None:
+                 modeler: str = "", uncertainty: Uncertainty | None = None) -> None:
         self.parameters = tuple(parameters)
         self.modeler = modeler
+        self.uncertainty = uncertainty
         if models is not None:
             self._cache: list[Model | None] = list(models)
             self._make = None
@@ -119,3 +158,24 @@ class ModelSet(Sequence[Model]):
     def for_metric(self, metric: str) -> list[Model]:
         """The models of ``metric``, in series order."""
         return [m for m in self if m.metric == metric]
+
+    def predict(self, point: Mapping[str, float] | Sequence[float] | float, level: float = DEFAULT_LEVEL
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every model's prediction at ``point`` and its ``level`` interval, as arrays (value, low, high) in
+        series order; NaN where a model has no function, NaN bounds where it has no interval."""
+        coords = _coordinates(point, self.parameters)
+        count = len(self)
+        value = np.full(count, np.nan)
+        for i, model in enumerate(self):
+            if model.function is not None:
+                value[i] = float(model.function.evaluate(dict(zip(self.parameters, coords, strict=True))))
+        low, high = np.full(count, np.nan), np.full(count, np.nan)
+        if self.uncertainty is not None:
+            _, low, high = self.uncertainty.predict(coords, level)
+        elif count:
+            bounds = np.array([[m.predict(coords, level).low, m.predict(coords, level).high] for m in self])
+            low, high = bounds[:, 0], bounds[:, 1]
+        known = np.isfinite(low) & np.isfinite(high) & np.isfinite(value)
+        low = np.where(known, np.fmin(low, value), np.nan)
+        high = np.where(known, np.fmax(high, value), np.nan)
+        return value, low, high

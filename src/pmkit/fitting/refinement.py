@@ -221,6 +221,11 @@ class SingleFits:
         return SingleFits(**{name: getattr(self, name).copy() for name in self.FIELDS}, notes=self.notes,
                           outlier=self.outlier)
 
+    def subset(self, rows: np.ndarray) -> SingleFits:
+        """The results of the series ``rows`` only."""
+        return SingleFits(**{name: getattr(self, name)[rows] for name in self.FIELDS}, notes=self.notes,
+                          outlier=None if self.outlier is None else self.outlier[rows])
+
     @property
     def two_term(self) -> np.ndarray:
         """Which series have a two-term law (a falling and a growing term)."""

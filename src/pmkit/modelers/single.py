@@ -15,6 +15,7 @@ import numpy as np
 
 from pmkit.fitting.maskgroups import group_by_mask
 from pmkit.fitting.refinement import RefineSettings, SingleFits, refine_series
+from pmkit.intervals import AlternativeTable, Uncertainty
 from pmkit.modelers.search_inputs import SeriesData, constraint_of, settings_from
 from pmkit.models import Model, ModelSet, Quality
 from pmkit.pmnf import Factor, Function, Term, simple_function
@@ -35,7 +36,8 @@ def model_single(batch: SeriesBatch, options: dict[str, Any], modeler: str = "re
     if batch.constraints is not None:
         forced = np.array([c is not None and not c.allows(parameter) for c in batch.constraints], dtype=bool)
     settings = settings_from(options)
-    for group in group_by_mask(data.values):
+    groups = group_by_mask(data.values)
+    for group in groups:
         if group.columns.size == 0:
             continue
         rows = group.rows[~forced[group.rows]]
@@ -71,9 +73,25 @@ def model_single(batch: SeriesBatch, options: dict[str, Any], modeler: str = "re
                           float(fits.loo_smape[i]))
         outliers = ({parameter: float(outlier_x[i])},) if np.isfinite(outlier_x[i]) else ()
         return Model(batch.callpaths[i], batch.metrics[i], function, quality, modeler, options, tuple(notes),
-                     int(present[i]), outliers)
+                     int(present[i]), outliers, uncertainty, i)
 
-    return ModelSet(batch.parameters, count=count, make=make, modeler=modeler)
+    def alternatives() -> AlternativeTable:
+        from pmkit.fitting.alternatives import KEEP, repetition_noise, single_alternatives
+
+        table = AlternativeTable.empty((parameter,), count, KEEP, 2)
+        table.weight[:] = 0.0
+        rep_var, rep_dof = repetition_noise(batch.values)
+        for group in groups:
+            rows = group.rows
+            if group.columns.size == 0:
+                continue
+            found = single_alternatives(parameter, x[group.columns], data.values[np.ix_(rows, group.columns)],
+                                        fits.subset(rows), settings, (rep_var[rows], rep_dof[rows]))
+            table.put(rows, found)
+        return table
+
+    uncertainty = Uncertainty(alternatives)
+    return ModelSet(batch.parameters, count=count, make=make, modeler=modeler, uncertainty=uncertainty)
 
 
 def single_function(fits: SingleFits, i: int, parameter: str) -> Function:
