@@ -18,14 +18,18 @@ grid:
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
+import os
+import pickle
 import sys
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from fractions import Fraction as F
+from pathlib import Path
 
 import numpy as np
 from accuracy import add_run_arguments
@@ -43,6 +47,8 @@ Shape = tuple[F, F]
 """(α, β) of ``x^α·log2^β(x)``."""
 TermSpec = dict[int, Shape]
 """One term of a law: parameter position → its factor's exponents."""
+CACHE = Path(__file__).resolve().parent / ".extrap-cache"
+"""Extra-P's answers by chunk (see :func:`model_extrap`); git-ignored."""
 LEVEL = 0.9
 """The prediction intervals' level that is scored."""
 EXTRAP: tuple[ModelerSpec, ...] = ("Basic",)
@@ -130,14 +136,31 @@ def model_pmkit(parameters: Sequence[str], points: np.ndarray, values: np.ndarra
 
 def model_extrap(parameters: Sequence[str], points: np.ndarray, values: np.ndarray, modelers: Sequence[ModelerSpec],
                  chunk: int, jobs: int, console: Console) -> tuple[dict[str, list[Function | None]], dict[str, float]]:
-    """Extra-P's models of every series (in chunks, ``jobs`` runner processes), keyed by modeler label."""
+    """Extra-P's models of every series (in chunks, ``jobs`` runner processes), keyed by modeler label.
+
+    Each chunk's answer is kept in ``bench/.extrap-cache`` under a hash of exactly what Extra-P was
+    given (parameters, points, values, modelers, Extra-P's version), so re-running a protocol with the
+    same seed re-scores pmkit against Extra-P's models of the same values without waiting for Extra-P
+    again; ``PMKIT_EXTRAP_FRESH=1`` ignores the cache.
+    """
     python = extrap_python()
     labels = [m if isinstance(m, str) else m.get("label", m["name"]) for m in modelers]
     starts = list(range(0, values.shape[0], chunk))
+    version = extrap_version(python)
 
     def run(start: int):
-        return model_with_extrap(list(parameters), points, values[start:start + chunk], modelers=modelers,
-                                 python=python)
+        part = values[start:start + chunk]
+        key = hashlib.sha256(json.dumps([list(parameters), np.asarray(points).tolist(), modelers, version],
+                                        default=str).encode() + np.ascontiguousarray(part).tobytes()).hexdigest()
+        cached = CACHE / f"{key}.pickle"
+        if cached.exists() and not os.environ.get("PMKIT_EXTRAP_FRESH"):
+            with cached.open("rb") as stream:
+                return pickle.load(stream)
+        result = model_with_extrap(list(parameters), points, part, modelers=modelers, python=python)
+        CACHE.mkdir(exist_ok=True)
+        with cached.open("wb") as stream:
+            pickle.dump(result, stream)
+        return result
 
     functions: dict[str, list[Function | None]] = {m: [] for m in labels}
     seconds = dict.fromkeys(labels, 0.0)

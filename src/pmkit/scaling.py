@@ -19,6 +19,7 @@ from pmkit.constraints import Constraint
 from pmkit.errors import UsageError
 from pmkit.experiment import Experiment
 from pmkit.growth import Growth, growth_of
+from pmkit.intervals import DEFAULT_LEVEL, Interval
 from pmkit.models import Model, ModelSet
 from pmkit.names import display_names, display_path
 from pmkit.pmnf import Function
@@ -27,6 +28,11 @@ DEFAULT_SCALE_UP = 4.0
 """Without a target, it is this many times the largest measured value of each parameter."""
 
 SORT_KEYS = ("share", "growth", "name")
+RANK_KEYS = ("growth", "low")
+"""How the ranking orders call paths: by the predicted growth, or by its interval's low end (the growth the
+measurements are sure of)."""
+INTERVAL_LEVEL = DEFAULT_LEVEL
+"""The level of the prediction intervals the report gives at the target."""
 
 RANKING_SHARE = 0.1
 """The ranking lists growing call paths down to this fraction of the tree's ``min_share``: a call path
@@ -97,15 +103,32 @@ class CallpathScaling:
     branch_predicted_share: float = math.nan
     branch_predicted: float = math.nan
     measured_points: int = -1
+    low: float = math.nan
+    """The low end of the prediction's interval at the target (NaN: the modeler gives none)."""
+    high: float = math.nan
+    """The high end of the prediction's interval at the target."""
 
     @property
     def has_model(self) -> bool:
         return self.model is not None and self.model.function is not None
 
+    @property
+    def growth_low(self) -> float:
+        """The growth factor at the interval's low end: the growth the data are sure of."""
+        return self.low / self.fitted if self.fitted > 0 else math.nan
+
+    @property
+    def growth_high(self) -> float:
+        return self.high / self.fitted if self.fitted > 0 else math.nan
+
+    @property
+    def interval(self) -> Interval:
+        return Interval(self.predicted, self.low, self.high, INTERVAL_LEVEL)
+
     def to_json(self) -> dict[str, object]:
         return {"callpath": self.callpath, "measured": self.measured, "share": self.share,
-                "fitted": self.fitted, "predicted": self.predicted,
-                "predicted_share": self.predicted_share, "growth": self.growth,
+                "fitted": self.fitted, "predicted": self.predicted, "low": self.low, "high": self.high,
+                "level": INTERVAL_LEVEL, "predicted_share": self.predicted_share, "growth": self.growth,
                 "growth_class": None if self.growth_class is None else self.growth_class.to_json(),
                 "prior_note": self.prior_note}
 
@@ -176,16 +199,24 @@ class ScalingReport:
             return None
         return max(rows, key=lambda r: (r.growth_class.order, _or_zero(r.growth), r.index == index))
 
-    def ranking(self, min_share: float = 0.0, limit: int | None = None) -> list[CallpathScaling]:
+    def ranking(self, min_share: float = 0.0, limit: int | None = None, by: str = "growth") -> list[CallpathScaling]:
         """Call paths whose model grows towards the target, fastest first.
 
         Only call paths taking at least ``min_share`` (a fraction) of the predicted total are
         ranked, so that a negligible call path growing fast does not hide the ones that matter.
+        ``by="low"`` orders them by the low end of their prediction's interval (the growth the
+        measurements are sure of; rows without an interval count their prediction).
         """
+        if by not in RANK_KEYS:
+            raise UsageError(f"unknown ranking order {by!r}; choose one of {', '.join(RANK_KEYS)}")
         rows = [r for r in self.rows if r.has_model and math.isfinite(r.growth) and r.growth > 1.0 + 1e-9
                 and r.growth_class is not None and r.growth_class.level > 0
                 and (not math.isfinite(r.predicted_share) or r.predicted_share >= min_share)]
-        rows.sort(key=lambda r: (-r.growth, -_or_zero(r.predicted_share), r.callpath))
+
+        def growth(r: CallpathScaling) -> float:
+            return r.growth_low if by == "low" and math.isfinite(r.growth_low) else r.growth
+
+        rows.sort(key=lambda r: (-growth(r), -r.growth, -_or_zero(r.predicted_share), r.callpath))
         return rows if limit is None else rows[:limit]
 
     def sort_key(self, sort: str, min_share: float = 0.0):
@@ -278,6 +309,7 @@ def analyse(experiment: Experiment, models: ModelSet | Sequence[Model], metric: 
         if model is not None and model.function is not None:
             fitted[cp.index] = evaluate(model.function, reference)
             predicted[cp.index] = evaluate(model.function, goal)
+    low, high = _intervals(models, metric, goal, len(experiment.callpaths), experiment)
     counted = experiment.callpaths.roots() if info.inclusive else list(range(len(experiment.callpaths)))
     # shares are of non-negative parts, now and then alike (a negative value or prediction counts 0)
     measured_part = np.clip(measured, 0.0, None)
@@ -301,9 +333,32 @@ def analyse(experiment: Experiment, models: ModelSet | Sequence[Model], metric: 
                                     prior_note((constraints or {}).get(cp.path), experiment.parameters),
                                     _part(branch_measured[i], total_measured),
                                     _part(branch_predicted[i], total_predicted), float(branch_predicted[i]),
-                                    int(measured_at[i])))
+                                    int(measured_at[i]), float(low[i]), float(high[i])))
     return ScalingReport(experiment, metric, info.unit, info.inclusive, measure, reference, ref, goal,
                          total_measured, total_predicted, rows)
+
+
+def _intervals(models: ModelSet | Sequence[Model], metric: str, target: Mapping[str, float], count: int,
+               experiment: Experiment) -> tuple[np.ndarray, np.ndarray]:
+    """Per call path (by index), the interval of its ``metric`` model's prediction at ``target`` (NaN where
+    none): all at once where the models are a set with alternatives, else model by model."""
+    low, high = np.full(count, np.nan), np.full(count, np.nan)
+    index = {cp.path: cp.index for cp in experiment.callpaths}
+    point = [float(target[name]) for name in experiment.parameters]
+    if isinstance(models, ModelSet) and models.uncertainty is not None and models.parameters == experiment.parameters:
+        with np.errstate(all="ignore"):
+            _, lows, highs = models.predict(point, INTERVAL_LEVEL)
+        for i, model in enumerate(models):
+            if model.metric == metric and model.callpath in index:
+                low[index[model.callpath]], high[index[model.callpath]] = lows[i], highs[i]
+        return low, high
+    for model in models:
+        if model.metric == metric and model.callpath in index and model.function is not None:
+            if tuple(model.function.parameters) != tuple(experiment.parameters):
+                continue
+            found = model.predict(point, INTERVAL_LEVEL)
+            low[index[model.callpath]], high[index[model.callpath]] = found.low, found.high
+    return low, high
 
 
 def prior_note(constraint: Constraint | None, parameters: Sequence[str]) -> str | None:

@@ -26,8 +26,9 @@ COLUMNS_LEGEND = (
     "Columns of the call tree: model — the fitted function of the parameters; growth — its growth class (the "
     "fastest-growing term: constant, log p, p^0.5, p, p·log p, ...); share now — the call path's part of the total "
     "at the largest measured point; at P=V — the model's prediction at the target; share then — its part of the "
-    "predicted total.  Ranking: × — predicted ÷ fitted at the largest measured point; then — the prediction at the "
-    "target.  A row marked +N counts its N hidden callees; a superscript refers to a note below the tree.  At a "
+    "predicted total.  Ranking: × — predicted ÷ fitted at the largest measured point, with its 90% interval "
+    "[low … high] (marked ? where it spans more than 10×); then — the prediction at the target.  A row marked +N "
+    "counts its N hidden callees; a superscript refers to a note below the tree.  At a "
     "narrow width the tree gives up the model column first, then share now, then the prediction; the ranking the "
     "model, then the prediction, then ×; the caption says which were left out.")
 
@@ -38,6 +39,9 @@ def _add_show_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sort", choices=("share", "growth", "name"), default="share",
                         help="order of siblings in the tree: their branch's share at the target, the fastest growth "
                              "in their branch, or name")
+    parser.add_argument("--rank-by", choices=("growth", "low"), default="growth",
+                        help="order of the ranking: the predicted growth, or the low end of its 90%% interval (the "
+                             "growth the measurements are sure of)")
     parser.add_argument("--detector", metavar="NAME", action="append", default=None,
                         help="run only this detector (repeatable; default: all registered)")
     parser.add_argument("--detector-option", "-D", metavar="NAME=VALUE", action="append", default=[],
@@ -94,7 +98,7 @@ def run_show(args: argparse.Namespace) -> int:
 def _render(args: argparse.Namespace, analysis: Any, inputs: list) -> None:
     """Write the analysis as JSON, Markdown or the terminal screen: every view renders the same result."""
     view = {"depth": args.depth, "min_share": args.min_share / 100, "sort": args.sort, "top": args.top,
-            "full_names": args.full_names}
+            "full_names": args.full_names, "rank_by": args.rank_by}
     if args.json:
         from pmkit.schema import show_document
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pmkit.fitting.kernels import relative_weights
+from pmkit.fitting.leastsquares import RelativeFits, relative_line_fits
 from pmkit.fitting.refinement import (
     FALLING_SLICE,
     RefineSettings,
@@ -77,21 +78,12 @@ def candidate_criteria(Y: np.ndarray, cands: Candidates) -> tuple[RelativeFits, 
     of non-negative values rise)."""
     largest = np.abs(Y).max(axis=1, keepdims=True)
     Ys = Y / np.where(largest > 0, largest, 1.0)
-    fits = _two_column_fits(Ys, relative_weights(Ys), cands.basis)
+    fits = relative_line_fits(Ys, relative_weights(Ys), cands.basis)
     nonneg = (Y >= 0).all(axis=1)
     sign_ok = np.where(cands.positive[None, :] | nonneg[:, None], fits.coef[:, :, 1] > 0, True)
     sign_ok[:, 0] = True
     crit = np.where(sign_ok & np.isfinite(fits.rss), fits.rss * cands.penalty[None, :], np.inf)
     return fits, crit
-
-
-@dataclass
-class RelativeFits:
-    """Relative least-squares fits of hypotheses (two columns: 1 and a basis) to series, scaled back."""
-
-    coef: np.ndarray
-    cov_unit: np.ndarray
-    rss: np.ndarray
 
 
 def repetition_noise(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -157,11 +149,12 @@ def _single_chunk(x: np.ndarray, Y: np.ndarray, fits: SingleFits, rows: np.ndarr
     chosen_rss = (residual * residual).sum(axis=1)
     columns = 1 + (~fits.constant[rows]).astype(int) + fits.two_term[rows].astype(int)
     chosen_level = _chosen_level(fits, rows, settings)
-    chosen_crit = chosen_rss * _penalty(chosen_level, settings.acceptance)
+    chosen_crit = chosen_rss * _penalty(chosen_level, settings.acceptance) * COEFFICIENT_PRICE ** (columns - 1)
     same = (cand_alpha[None, :] == _float_exponent(fits.alpha[rows])[:, None]) & (
         cand_beta[None, :] == _float_exponent(fits.beta[rows])[:, None]) & ~fits.two_term[rows, None]
     same[:, 0] = fits.constant[rows]
     crit = np.where(same, np.inf, crit)
+    crit[:, 1:] *= COEFFICIENT_PRICE
     best = np.fmin(crit.min(axis=1), chosen_crit)
     floor = np.maximum(best, 1e-300)
     with np.errstate(all="ignore"):
@@ -222,31 +215,12 @@ def _chosen_level(fits: SingleFits, rows: np.ndarray, settings: RefineSettings) 
     return np.where(fits.constant[rows], 0, level)
 
 
-def _two_column_fits(Ys: np.ndarray, w: np.ndarray, basis: np.ndarray) -> RelativeFits:
-    """Relative least squares of ``c0 + c1·b`` for every series (rows of ``Ys``, weights ``w``) and basis
-    row ``b``; a basis of zeros is the constant model (``c1 = 0``).  Closed form."""
-    with np.errstate(all="ignore"):
-        sw = w.sum(axis=1)[:, None]
-        swb = w @ basis.T
-        swbb = w @ (basis * basis).T
-        swy = (w * Ys).sum(axis=1)[:, None]
-        swby = (w * Ys) @ basis.T
-        det = sw * swbb - swb * swb
-        flat = ~(det > 1e-12 * np.maximum(sw * swbb, 1e-300))
-        c1 = np.where(flat, 0.0, (sw * swby - swb * swy) / np.where(flat, 1.0, det))
-        c0 = np.where(flat, swy / sw, (swy - c1 * swb) / sw)
-        predicted = c0[:, :, None] + c1[:, :, None] * basis[None, :, :]
-        relative = (Ys[:, None, :] - predicted) / np.where(Ys != 0, Ys, 1.0)[:, None, :]
-        rss = (relative * relative).sum(axis=2)
-        inv = np.empty((*det.shape, 2, 2))
-        inv[..., 0, 0] = np.where(flat, 1.0 / sw, swbb / np.where(flat, 1.0, det))
-        inv[..., 1, 1] = np.where(flat, 0.0, sw / np.where(flat, 1.0, det))
-        inv[..., 0, 1] = inv[..., 1, 0] = np.where(flat, 0.0, -swb / np.where(flat, 1.0, det))
-    return RelativeFits(np.stack([c0, c1], axis=2), inv, rss)
-
-
 SUBSTITUTES = 5
 """Per parameter of a multi-parameter law, the line's best other shapes tried in its place."""
+COEFFICIENT_PRICE = 4.0
+"""A hypothesis's criterion is multiplied by this per coefficient beyond the constant: the search's own
+price of growth (the non-constancy threshold 2 on the error, squared), so noise fitted by an extra term
+does not outweigh the simpler law."""
 ADDITIONS = 2
 """Per parameter a multi-parameter law does not use, the line's best shapes tried as an added term or factor."""
 
@@ -349,8 +323,9 @@ def multi_alternatives(parameters: tuple[str, ...], points: np.ndarray, Y: np.nd
     residual_var = rss / dof
     var = np.maximum(residual_var, rep)
     df = np.where(residual_var >= rep, dof, np.maximum(rep_dof[:, None], 1))
-    floor = np.maximum(np.nanmin(np.where(np.isfinite(rss), rss, np.inf), axis=1), 1e-300)
-    log_w = -temperature * np.log(np.maximum(rss, floor[:, None]) / floor[:, None])
+    crit = rss * COEFFICIENT_PRICE ** (columns_used - 1)
+    floor = np.maximum(np.nanmin(np.where(np.isfinite(crit), crit, np.inf), axis=1), 1e-300)
+    log_w = -temperature * np.log(np.maximum(crit, floor[:, None]) / floor[:, None])
     log_w = np.where(np.isfinite(log_w), log_w, -np.inf)
     # duplicates (a substitute equal to the law's own shape) count once
     same = np.zeros(log_w.shape, dtype=bool)

@@ -16,6 +16,7 @@ from rich.text import Text
 
 from pmkit.names import display_names, printable
 from pmkit.scaling import RANKING_SHARE, CallpathScaling, ScalingReport
+from pmkit.ui.interval import WIDE_NOTE, is_wide, mark_wide
 from pmkit.ui.layout import (
     Column,
     Piece,
@@ -182,6 +183,8 @@ class CallTreeView:
         if math.isfinite(then) and math.isfinite(now) and then > 1.5 * now and then >= 0.05:
             share_then.stylize("bold red")
         numbers = [Text(format_share(now)), value_text(value, report.unit), share_then]
+        if not branch:
+            mark_wide(numbers[1], row)
         growth = growth_text(row)
         if branch:
             for cell in numbers:
@@ -203,6 +206,8 @@ class CallTreeView:
                    f"{printable(report.metric)} is {kind}; siblings sorted by {order}")
         if any(r is not None and r.predicted < 0 for r, *_ in self.rows):
             caption += "; ! the model is negative at the target: it does not hold that far"
+        if any(r is not None and not hidden and is_wide(r) for r, _, hidden, _ in self.rows):
+            caption += "\n" + WIDE_NOTE
         if not report.inclusive and any(hidden for _, _, hidden, _ in self.rows):
             caption += "; a row marked +N counts its N hidden callees (growth: the fastest of them)"
         if not self.full_names and any(row is not None and self.names[row.index] != row.name

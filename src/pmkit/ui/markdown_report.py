@@ -20,6 +20,7 @@ from pmkit.findings import Finding
 from pmkit.names import display_names, display_path, printable
 from pmkit.scaling import RANKING_SHARE, ScalingReport
 from pmkit.ui.call_tree import tree_notes, visible_rows
+from pmkit.ui.interval import WIDE_NOTE, growth_interval_text, is_wide
 from pmkit.ui.plot import MeasurementPlot, plot_data
 from pmkit.ui.quantities import (
     format_cell,
@@ -64,14 +65,14 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence
 
 
 def markdown_report(analysis: Analysis, *, depth: int | None = None, min_share: float = 0.01, sort: str = "share",
-                    top: int = 10, full_names: bool = False) -> str:
+                    top: int = 10, full_names: bool = False, rank_by: str = "growth") -> str:
     """The analysis as Markdown text, one section per input (see :func:`markdown_section`)."""
     return "\n".join(markdown_section(result, depth=depth, min_share=min_share, sort=sort, top=top,
-                                      full_names=full_names) for result in analysis.inputs)
+                                      full_names=full_names, rank_by=rank_by) for result in analysis.inputs)
 
 
 def markdown_section(result: InputAnalysis, *, depth: int | None = None, min_share: float = 0.01,
-                     sort: str = "share", top: int = 10, full_names: bool = False) -> str:
+                     sort: str = "share", top: int = 10, full_names: bool = False, rank_by: str = "growth") -> str:
     """One input as Markdown: summary, ranking, call tree, contributed tables and findings — or one call
     path's detail and its findings.  Region names are short, as in the terminal, unless ``full_names``;
     the detail names its call path in full."""
@@ -96,7 +97,7 @@ def markdown_section(result: InputAnalysis, *, depth: int | None = None, min_sha
             findings = [f for f in findings if f.callpath == result.detail.row.callpath]
     else:
         names = display_names(experiment.callpaths, full=full_names)
-        lines += _overview(report, names, depth=depth, min_share=min_share, sort=sort, top=top)
+        lines += _overview(report, names, depth=depth, min_share=min_share, sort=sort, top=top, rank_by=rank_by)
         for table in result.tables:
             lines += ["", *_contributed(table)]
     if findings is not None:
@@ -119,19 +120,21 @@ def _findings(findings: Sequence[Finding], tree: CallTree, full_names: bool) -> 
 
 
 def _overview(report: ScalingReport, names: Sequence[str], *, depth: int | None, min_share: float, sort: str,
-              top: int) -> list[str]:
+              top: int, rank_by: str = "growth") -> list[str]:
     """The ranking and the call tree, region names as ``names`` gives them."""
     tree = report.experiment.callpaths
     unit = report.unit
     lines: list[str] = []
-    ranked = report.ranking(min_share=min_share * RANKING_SHARE, limit=top)
+    ranked = report.ranking(min_share=min_share * RANKING_SHARE, limit=top, by=rank_by)
     lines += [f"### Fastest growing towards {format_point(report.target)}", ""]
     if ranked:
         lines += _table(["#", "call path", "model", "growth", "×", "predicted", "share"],
                         [[str(i), _code(display_path(tree, r.index, names)), _model(r), _growth(r),
-                          format_growth_factor(r.growth), format_value(r.predicted, unit),
+                          growth_interval_text(r).plain, format_value(r.predicted, unit),
                           format_share(r.predicted_share)]
                          for i, r in enumerate(ranked, 1)], right=(0, 4, 5, 6))
+        lines += ["", "×: predicted ÷ fitted at the largest measured point, then its 90% interval in brackets"
+                  + ("; " + WIDE_NOTE if any(is_wide(r) for r in ranked) else "")]
     else:
         lines.append(f"No call path taking at least {format_share(min_share * RANKING_SHARE)} of the predicted "
                      "total grows.")

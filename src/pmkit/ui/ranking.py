@@ -9,9 +9,10 @@ from rich.text import Text
 from pmkit.names import display_names, display_path
 from pmkit.scaling import ScalingReport
 from pmkit.ui.call_tree import growth_text, model_pieces, value_text
+from pmkit.ui.interval import WIDE_NOTE, growth_interval_text, is_wide
 from pmkit.ui.layout import Column, break_text, longest_element, longest_token, one_line, widest, wrap
 from pmkit.ui.layout import table as layout_table
-from pmkit.ui.quantities import format_growth_factor, format_point, format_share
+from pmkit.ui.quantities import format_point, format_share
 
 
 class RankingView:
@@ -23,9 +24,10 @@ class RankingView:
     """
 
     def __init__(self, report: ScalingReport, *, limit: int = 10, min_share: float = 0.01,
-                 title: str | None = None, full_names: bool = False) -> None:
+                 title: str | None = None, full_names: bool = False, rank_by: str = "growth") -> None:
         self.report = report
-        self.rows = report.ranking(min_share=min_share, limit=limit)
+        self.rows = report.ranking(min_share=min_share, limit=limit, by=rank_by)
+        self.rank_by = rank_by
         self.min_share = min_share
         self.full_names = full_names
         self.title = title or (f"Fastest growing towards {format_point(report.target)} "
@@ -50,12 +52,16 @@ class RankingView:
             Column("model", lambda w: [wrap(m, w) for m in models], max(map(one_line, models), default=5),
                    minimum=max(map(widest, models), default=5), want=0, drop=1, grow=2),
             fixed_column("growth", [growth_text(row) for row in rows], justify="left"),
-            fixed_column("×", [Text(format_growth_factor(row.growth)) for row in rows], drop=3),
+            fixed_column("×", [growth_interval_text(row) for row in rows], drop=3),
             fixed_column("then", [value_text(row.predicted, unit) for row in rows], drop=2),
             fixed_column("share\nthen", [Text(format_share(row.predicted_share)) for row in rows]),
         ]
-        caption = "×: predicted ÷ fitted at the largest measured point; then: predicted at the target; " \
-                  "share then: of the predicted total"
+        caption = "×: predicted ÷ fitted at the largest measured point, then its 90% interval in brackets; then: " \
+                  "predicted at the target; share then: of the predicted total"
+        if self.rank_by == "low":
+            caption += "; ranked by the interval's low end"
+        if any(is_wide(row) for row in rows):
+            caption += "\n" + WIDE_NOTE
         return layout_table(columns, width, title=self.title, caption=caption)
 
 
@@ -77,6 +83,7 @@ def fixed_column(header: str, cells: list[Text], *, drop: int = 0, justify: str 
 
 
 def ranking_view(report: ScalingReport, *, limit: int = 10, min_share: float = 0.01,
-                 title: str | None = None, full_names: bool = False) -> RankingView:
+                 title: str | None = None, full_names: bool = False, rank_by: str = "growth") -> RankingView:
     """The ranking renderable; see :class:`RankingView`."""
-    return RankingView(report, limit=limit, min_share=min_share, title=title, full_names=full_names)
+    return RankingView(report, limit=limit, min_share=min_share, title=title, full_names=full_names,
+                       rank_by=rank_by)
