@@ -41,9 +41,11 @@ def is_wide(row: CallpathScaling) -> bool:
 
 def growth_interval_text(row: CallpathScaling) -> Text:
     """The growth factor with its interval, ``×5.8e3 [×40 … ×9e3]``; the interval yellow and marked when wide,
-    dim otherwise; the factor alone without an interval."""
+    dim otherwise; the factor alone without an interval, or where the interval shows the same digits."""
     text = Text(compact_factor(row.growth))
     low, high = row.growth_low, row.growth_high
+    if compact_factor(low) == compact_factor(high) == text.plain:
+        return text  # as sure as the digits shown
     if math.isfinite(low) and math.isfinite(high):
         wide = is_wide(row)
         text.append(f" [{compact_factor(low)} … {compact_factor(high)}]", style="yellow" if wide else "dim")
