@@ -467,3 +467,14 @@ def test_an_exponent_finer_than_the_data_support_gives_way() -> None:
     _simplest_within_noise(x, exact / exact.max(), relative_weights(exact / exact.max()), acc, np.ones(1), table,
                            *falling_rows(x, exact), settings)
     assert acc.tolist() == [[0, 4, 7]]
+
+
+def test_high_powers_need_the_data_to_show_them() -> None:
+    # issue 18: beyond x³ a power pays levels; noise-free x⁴ still comes back, but on a narrow span with
+    # 5% noise size³ data is not read as size⁵
+    assert shape_of(model(X, 2 + 0.5 * X ** 4)[0]) == (F(4), F(0))
+    rng = np.random.default_rng(9)
+    x = np.array([25.0, 30, 35, 40, 45])
+    values = (10 + 1e-4 * x ** 3) * (1 + rng.uniform(-0.05, 0.05, (300, 5)))
+    high = np.mean([shape_of(m)[0] > 3 for m in model(x, values)])
+    assert high < 0.1  # 27% without the levels

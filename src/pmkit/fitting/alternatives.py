@@ -36,7 +36,10 @@ from pmkit.intervals import AlternativeTable
 KEEP = 12
 """Alternatives kept per series (the chosen law and the 11 heaviest others)."""
 SHARPNESS = 1.25
-"""κ: a hypothesis's weight is ``(crit_min / crit)^κ`` — how fast it falls as the fit gets worse."""
+"""κ: a hypothesis's weight is ``(crit_min / crit)^κ`` — how fast it falls as the fit gets worse (one
+parameter: every start-table hypothesis is weighed)."""
+MULTI_SHARPNESS = 1.0
+"""κ for several parameters, where fewer, chosen alternatives are weighed (see :func:`multi_alternatives`)."""
 CHUNK_VALUES = 4_000_000
 """Series per chunk are chosen so that series × hypotheses × points stays below this."""
 
@@ -223,6 +226,9 @@ price of growth (the non-constancy threshold 2 on the error, squared), so noise 
 does not outweigh the simpler law."""
 ADDITIONS = 2
 """Per parameter a multi-parameter law does not use, the line's best shapes tried as an added term or factor."""
+COMMON_SHAPES = np.array([[1.0, 0.0], [2.0, 0.0], [3.0, 0.0], [0.0, 1.0]])
+"""Shapes (α, β) always tried in a parameter's place besides its line's best (x, x², x³, log2 x): on a narrow
+span the line's best shapes are all alike, and the common laws they crowd out must be weighed too."""
 
 
 def ranked_shapes(x: np.ndarray, Y: np.ndarray, settings: RefineSettings, count: int) -> np.ndarray:
@@ -252,7 +258,7 @@ def multi_alternatives(parameters: tuple[str, ...], points: np.ndarray, Y: np.nd
     """
     additions = additions or {}
     keep = KEEP if keep is None else keep
-    temperature = SHARPNESS if temperature is None else temperature
+    temperature = MULTI_SHARPNESS if temperature is None else temperature
     count, n = Y.shape
     n_params = alpha.shape[1]
     terms = max([alpha.shape[0] + (1 if additions else 0), *(a.shape[0] for a, _ in structures)])
@@ -327,9 +333,10 @@ def multi_alternatives(parameters: tuple[str, ...], points: np.ndarray, Y: np.nd
     floor = np.maximum(np.nanmin(np.where(np.isfinite(crit), crit, np.inf), axis=1), 1e-300)
     log_w = -temperature * np.log(np.maximum(crit, floor[:, None]) / floor[:, None])
     log_w = np.where(np.isfinite(log_w), log_w, -np.inf)
-    # duplicates (a substitute equal to the law's own shape) count once
-    same = np.zeros(log_w.shape, dtype=bool)
-    same[:, 1:] = (A[:, 1:] == A[:, :1]).all(axis=(2, 3)) & (B[:, 1:] == B[:, :1]).all(axis=(2, 3))
+    # a hypothesis reached twice (a substitute equal to the law's own shape, a structure equal to a
+    # substitution) counts once
+    equal = ((A[:, :, None] == A[:, None, :]).all(axis=(3, 4)) & (B[:, :, None] == B[:, None, :]).all(axis=(3, 4)))
+    same = np.tril(equal, k=-1).any(axis=2)
     log_w = np.where(same, -np.inf, log_w)
     order = np.concatenate([np.zeros((count, 1), dtype=np.int64),
                             1 + np.argsort(-log_w[:, 1:], axis=1, kind="stable")[:, : keep - 1]], axis=1)

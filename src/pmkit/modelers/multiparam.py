@@ -365,7 +365,14 @@ def _alternatives(batch: SeriesBatch, data: SeriesData, results: _Results,
     """Every series' alternatives (:func:`pmkit.fitting.alternatives.multi_alternatives`): its law, and the
     law with one parameter's factor replaced by that parameter's next best shapes on its grid line, or
     dropped."""
-    from pmkit.fitting.alternatives import ADDITIONS, KEEP, SUBSTITUTES, multi_alternatives, ranked_shapes
+    from pmkit.fitting.alternatives import (
+        ADDITIONS,
+        COMMON_SHAPES,
+        KEEP,
+        SUBSTITUTES,
+        multi_alternatives,
+        ranked_shapes,
+    )
 
     n_params = len(batch.parameters)
     terms = 1 + max([len(c) for g in results.groups if g.combination for c in term_combinations(g.shapes)] + [1])
@@ -386,10 +393,11 @@ def _alternatives(batch: SeriesBatch, data: SeriesData, results: _Results,
             if line is None or (p in used and p not in once):
                 continue
             ranked = ranked_shapes(line.values, Y @ line.average.T, settings, SUBSTITUTES + 1)
+            common = np.broadcast_to(COMMON_SHAPES, (len(rows), *COMMON_SHAPES.shape))
             if p in once:
-                substitutes[p] = np.concatenate([ranked, np.zeros((len(rows), 1, 2))], axis=1)
+                substitutes[p] = np.concatenate([ranked, common, np.zeros((len(rows), 1, 2))], axis=1)
             else:
-                additions[p] = ranked[:, :ADDITIONS]
+                additions[p] = np.concatenate([ranked[:, :ADDITIONS], common], axis=1)
         found = multi_alternatives(batch.parameters, batch.points[cols], Y, alpha, beta,
                                    group.coefficients[results.row_in[rows]], substitutes, structures, additions,
                                    (noise[0][rows], noise[1][rows]))
