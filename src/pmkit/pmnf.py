@@ -53,6 +53,41 @@ def _number_text(value: float, digits: int) -> str:
     return text.replace("e+0", "e+").replace("e-0", "e-")
 
 
+def _extrap_term(coefficient: float, body: str, digits: int) -> str:
+    text = _number_text(coefficient, digits)
+    return f"{text} * {body}" if body else text
+
+
+def _pretty_term(magnitude: float, body: str, digits: int) -> str:
+    text = _number_text(magnitude, digits)
+    return f"{text}·{body}" if body else text
+
+
+def extrap_text_of(constant: float, terms: Sequence[tuple[float, str]], digits: int = 10) -> str:
+    """``constant + Σ coefficient · body`` in Extra-P's notation, from each term's coefficient and
+    :meth:`Term.extrap_body`: the one place that notation is written (for a :class:`Function` and for
+    the columns of many models)."""
+    text = _number_text(constant, digits)
+    for coefficient, body in terms:
+        text += f" + {_extrap_term(coefficient, body, digits)}"
+    return text.replace("+ -", "- ")
+
+
+def pretty_text_of(constant: float, terms: Sequence[tuple[float, str]], digits: int = 4) -> str:
+    """``constant + Σ coefficient · body`` in compact notation, from each term's coefficient and
+    :meth:`Term.pretty_body`; the constant is left out when it is 0 and there are terms."""
+    parts = []
+    if constant != 0 or not terms:
+        parts.append(_number_text(constant, digits))
+    for coefficient, body in terms:
+        text = _pretty_term(abs(coefficient), body, digits)
+        if not parts:
+            parts.append(f"-{text}" if coefficient < 0 else text)
+        else:
+            parts.append(f"{'-' if coefficient < 0 else '+'} {text}")
+    return " ".join(parts)
+
+
 @dataclass(frozen=True, order=True)
 class Factor:
     """``x^exponent · log2(x)^log_exponent`` for one parameter ``x``."""
@@ -172,15 +207,20 @@ class Term:
                 return factor.exponent, factor.log_exponent
         return Fraction(0), Fraction(0)
 
+    def extrap_body(self) -> str:
+        """The factors in Extra-P's notation, ``p^(1) * log2(p)^(1)`` (empty for a constant term)."""
+        return " * ".join(f.extrap_text() for f in self.factors)
+
+    def pretty_body(self) -> str:
+        """The factors in compact notation, ``p·log2(p)`` (empty for a constant term)."""
+        return "·".join(f.pretty_text() for f in self.factors)
+
     def extrap_text(self, digits: int = 10) -> str:
-        body = " * ".join(f.extrap_text() for f in self.factors)
-        coefficient = _number_text(self.coefficient, digits)
-        return f"{coefficient} * {body}" if body else coefficient
+        return _extrap_term(self.coefficient, self.extrap_body(), digits)
 
     def pretty_text(self, digits: int = 4) -> str:
-        body = "·".join(f.pretty_text() for f in self.factors)
-        coefficient = _number_text(abs(self.coefficient), digits)
-        return f"{coefficient}·{body}" if body else coefficient
+        """The term without its sign: ``0.02·p·log2(p)``."""
+        return _pretty_term(abs(self.coefficient), self.pretty_body(), digits)
 
     def to_json(self) -> dict[str, Any]:
         return {"coefficient": self.coefficient, "factors": [f.to_json() for f in self.factors]}
@@ -261,24 +301,11 @@ class Function:
 
     def extrap_text(self, digits: int = 10) -> str:
         """Extra-P's notation: ``3.1 + 0.02 * p^(1) * log2(p)^(1)``."""
-        text = _number_text(self.constant, digits)
-        for term in self.terms:
-            text += f" + {term.extrap_text(digits)}"
-        return text.replace("+ -", "- ")
+        return extrap_text_of(self.constant, [(t.coefficient, t.extrap_body()) for t in self.terms], digits)
 
     def pretty_text(self, digits: int = 4) -> str:
         """Compact notation for people: ``3.1 + 0.02·p·log2(p)``."""
-        parts = []
-        if self.constant != 0 or not self.terms:
-            parts.append(_number_text(self.constant, digits))
-        for term in self.terms:
-            sign = "-" if term.coefficient < 0 else "+"
-            body = term.pretty_text(digits)
-            if not parts:
-                parts.append(body if sign == "+" else f"-{body}")
-            else:
-                parts.append(f"{sign} {body}")
-        return " ".join(parts)
+        return pretty_text_of(self.constant, [(t.coefficient, t.pretty_body()) for t in self.terms], digits)
 
     def __str__(self) -> str:
         return self.pretty_text()

@@ -8,16 +8,15 @@ infinite non-constancy threshold), and returns a :class:`~pmkit.models.ModelSet`
 
 from __future__ import annotations
 
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
 from pmkit.fitting.maskgroups import group_by_mask
 from pmkit.fitting.refinement import RefineSettings, SingleFits, refine_series
-from pmkit.modelers.search_inputs import SeriesData, constraint_of, settings_from
-from pmkit.models import Model, ModelSet, Quality
-from pmkit.pmnf import Function, simple_function
+from pmkit.modelcolumns import ModelColumns, Terms, intern_notes
+from pmkit.modelers.search_inputs import SeriesData, constraint_codes, constraint_of, settings_from
+from pmkit.models import ModelSet
 from pmkit.series import SeriesBatch
 
 
@@ -53,26 +52,24 @@ def model_single(batch: SeriesBatch, options: dict[str, Any], modeler: str = "re
         group_notes[group.rows] = len(note_texts) - 1
     present = data.points_present
 
-    def make(i: int) -> Model:
+    def notes_of(i: int) -> list[str]:
         notes = data.notes(i)
         constraint = constraint_of(batch, i)
         if constraint is not None:
             notes.append(constraint.note())
         if present[i] == 0:
-            return Model(batch.callpaths[i], batch.metrics[i], None, Quality(), modeler, options, tuple(notes), 0)
+            return notes
         if group_notes[i] >= 0:
             notes = list(note_texts[group_notes[i]]) + notes
         if np.isfinite(outlier_x[i]):
             notes.append(f"the point {parameter}={outlier_x[i]:g} was left out as an outlier: the model of the "
                          "other points misses it by far more than their own scatter (quality figures are "
                          "over the other points)")
-        function = _single_function(fits, i, parameter)
-        quality = Quality(float(fits.rss[i]), float(fits.smape[i]), float(fits.adjusted_r2[i]),
-                          float(fits.loo_smape[i]))
-        return Model(batch.callpaths[i], batch.metrics[i], function, quality, modeler, options, tuple(notes),
-                     int(present[i]))
+        return notes
 
-    return ModelSet(batch.parameters, count=count, make=make, modeler=modeler)
+    outliers = np.unique(np.nan_to_num(outlier_x, nan=np.inf), return_inverse=True)[1].reshape(-1)
+    notes = intern_notes([*data.note_keys(), group_notes, constraint_codes(batch), outliers], notes_of)
+    return ModelSet(batch.parameters, columns=single_columns(batch, fits, present, notes, modeler, options))
 
 
 def _store(fits: SingleFits, rows: np.ndarray, result: SingleFits) -> None:
@@ -80,9 +77,19 @@ def _store(fits: SingleFits, rows: np.ndarray, result: SingleFits) -> None:
         getattr(fits, name)[rows] = getattr(result, name)
 
 
-def _single_function(fits: SingleFits, i: int, parameter: str) -> Function:
-    if fits.constant[i]:
-        return Function((parameter,), float(fits.c0[i]))
-    alpha = Fraction(int(fits.alpha[i, 0]), int(fits.alpha[i, 1]))
-    beta = Fraction(int(fits.beta[i, 0]), int(fits.beta[i, 1]))
-    return simple_function(parameter, float(fits.c0[i]), float(fits.c1[i]), alpha, beta)
+def single_columns(batch: SeriesBatch, fits: SingleFits, present: np.ndarray, notes: tuple[np.ndarray, list],
+                   modeler: str, options: dict[str, Any]) -> ModelColumns:
+    """The search results as model columns: ``c0 + c1·x^α·log2^β(x)``, the term left out where it is
+    trivial or its coefficient 0 (as :func:`pmkit.pmnf.simple_function`); no function without points."""
+    has = present > 0
+    grows = has & ~fits.constant & ((fits.alpha[:, 0] != 0) | (fits.beta[:, 0] != 0)) & (fits.c1 != 0)
+    terms = Terms(len(batch), 1)
+    terms.add(np.flatnonzero(grows), fits.c1[grows], fits.alpha[grows][:, None], fits.beta[grows][:, None])
+    term_start, coefficient, exponent, log_exponent = terms.build()
+    quality = np.where(has[:, None], np.column_stack([fits.rss, fits.smape, fits.adjusted_r2, fits.loo_smape]),
+                       np.nan)
+    return ModelColumns(batch.parameters, batch.callpaths, batch.metrics, has_function=has,
+                        c0=np.where(has, fits.c0, np.nan), term_start=term_start, coefficient=coefficient,
+                        exponent=exponent, log_exponent=log_exponent, quality=quality,
+                        points=np.where(has, present, 0), note_group=notes[0], note_groups=notes[1],
+                        modeler=modeler, options=options)
