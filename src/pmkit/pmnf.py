@@ -49,8 +49,8 @@ def fraction_text(value: Fraction) -> str:
 
 
 def _number_text(value: float, digits: int) -> str:
-    text = f"{value:.{digits}g}"
-    return text.replace("e+0", "e+").replace("e-0", "e-")
+    text = "%.*g" % (digits, value)  # noqa: UP031 -- as f"{value:.{digits}g}" but twice as fast (writers)
+    return text.replace("e+0", "e+").replace("e-0", "e-") if "e" in text else text
 
 
 def _extrap_term(coefficient: float, body: str, digits: int) -> str:

@@ -91,20 +91,22 @@ def _same_file(a: Path, b: Path) -> bool:
 
 
 @contextmanager
-def output(out: Path | None, inputs: Sequence[str | os.PathLike] = ()) -> Iterator[TextIO]:
+def output(out: Path | None, inputs: Sequence[str | os.PathLike] = (), *, binary: bool = False) -> Iterator[Any]:
     """The stream a command writes its result to: stdout, or ``--out FILE`` written whole or not at all.
 
     A regular file is written to a temporary file in its folder and renamed into place only when
     the block ends without an exception, so an interrupted or failed render leaves the old file as
     it was.  A device or pipe (``/dev/null``, ``/dev/stdout``) is written directly.  I/O errors
-    become :class:`~pmkit.errors.OutputError` naming ``out``.
+    become :class:`~pmkit.errors.OutputError` naming ``out``.  ``binary`` gives a stream of bytes
+    (stdout's buffer) instead of text.
     """
     from pmkit.errors import OutputError
 
     if out is None:
         try:
-            yield sys.stdout
-            sys.stdout.flush()
+            stream = _binary_stdout() if binary else sys.stdout
+            yield stream
+            stream.flush()
         except BrokenPipeError:
             raise
         except OSError as exc:  # stdout redirected to a full disk, say
@@ -113,7 +115,7 @@ def output(out: Path | None, inputs: Sequence[str | os.PathLike] = ()) -> Iterat
     check_out(out, inputs)
     if out.exists() and not stat.S_ISREG(out.stat().st_mode):
         try:
-            with out.open("w", encoding="utf-8") as handle:
+            with out.open("wb") if binary else out.open("w", encoding="utf-8") as handle:
                 yield handle
         except OSError as exc:
             raise OutputError(out, exc.strerror or str(exc)) from None
@@ -124,7 +126,7 @@ def output(out: Path | None, inputs: Sequence[str | os.PathLike] = ()) -> Iterat
     except OSError as exc:
         raise OutputError(out, exc.strerror or str(exc)) from None
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        with os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8") as handle:
             yield handle
         os.chmod(temporary, _mode_for(target))
         os.replace(temporary, target)
@@ -134,6 +136,28 @@ def output(out: Path | None, inputs: Sequence[str | os.PathLike] = ()) -> Iterat
     except BaseException:
         _remove(temporary)
         raise
+
+
+def _binary_stdout() -> Any:
+    """stdout as a stream of bytes: its buffer (after what was written as text), or an adapter that
+    decodes for a text-only stdout (a StringIO in a notebook, say)."""
+    sys.stdout.flush()
+    buffer = getattr(sys.stdout, "buffer", None)
+    return buffer if buffer is not None else _Decoding(sys.stdout)
+
+
+class _Decoding:
+    """A bytes stream writing UTF-8 text into a text stream."""
+
+    def __init__(self, text: TextIO) -> None:
+        self.text = text
+
+    def write(self, data: bytes) -> int:
+        self.text.write(bytes(data).decode("utf-8"))
+        return len(data)
+
+    def flush(self) -> None:
+        self.text.flush()
 
 
 def _mode_for(target: Path) -> int:
