@@ -74,7 +74,7 @@ def markdown_section(result: InputAnalysis, *, depth: int | None = None, min_sha
     lines = [f"## Scaling of {_code(report.metric)}" + (f" in {_code(result.source)}" if result.source else ""), ""]
     params = ", ".join(f"{name} ∈ {{{', '.join(format_number(v) for v in sorted(set(experiment.points[:, i])))}}}"
                        for i, name in enumerate(experiment.parameters))
-    modelers = sorted({r.model.modeler for r in report.rows if r.model is not None and r.model.modeler})
+    modelers = report.modelers()
     lines += [f"- measured: {len(experiment.points)} points ({params}), {len(experiment.callpaths)} call paths",
               f"- metric: {report.metric}" + (f" ({unit})" if unit else "")
               + f", {'inclusive' if report.inclusive else 'exclusive'}, {report.measure} of repetitions",
