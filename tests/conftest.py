@@ -1,4 +1,9 @@
-"""Shared fixtures: where the real data files are, and a registry isolated from installed plugins."""
+"""Shared fixtures: where the real data files are, and a registry isolated from installed plugins.
+
+pmkit's pytest plugin for plugin authors is enabled too, so its fixtures (``pmkit_registry``, ...)
+are tested as plugin authors use them, and pytest's ``pytester`` runs the documentation's test
+examples as a plugin author's pytest would.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +11,8 @@ import os
 from pathlib import Path
 
 import pytest
+
+pytest_plugins = ["pmkit.testing.plugins", "pytester"]
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA_ENV = "PMKIT_SHARED_DATA"

@@ -203,3 +203,23 @@ def test_notes_are_interned_by_the_facts_that_decide_them() -> None:
     group, groups = intern_notes([np.array([0, 1, 0, 1, 0]), np.array([5, 5, 5, 5, 6])], notes_of)
     assert [groups[g] for g in group] == [("kind 0",), ("kind 1",), ("kind 0",), ("kind 1",), ("kind 0",)]
     assert len(calls) == 3
+
+
+class Doubling(Function):
+    """A plugin's function that evaluates and prints itself its own way."""
+
+    def evaluate(self, points):
+        return 2 * super().evaluate(points)
+
+    def extrap_text(self, digits: int = 10) -> str:
+        return "twice " + super().extrap_text(digits)
+
+
+def test_a_plugins_own_function_is_evaluated_and_printed_through_the_object() -> None:
+    law = Doubling(("p",), 1.0, (Term(3.0, (Factor("p", 1),)),))
+    models = ModelSet(("p",), [Model("a", "time", law), Model("b", "time", Function(("p",), 1.0, law.terms))])
+    columns = models.columns
+    assert columns.evaluate({"p": 4.0}).tolist() == [26.0, 13.0]
+    assert columns.extrap_texts() == ["twice 1 + 3 * p^(1)", "1 + 3 * p^(1)"]
+    codes, classes = columns.growth()
+    assert [classes[c].label for c in codes] == ["p", "p"]

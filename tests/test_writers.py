@@ -109,7 +109,8 @@ def test_parquet_and_arrow_rows_are_the_entries(named_sets, fmt) -> None:
         quality = {k: row[k] for k in ("rss", "smape", "adjusted_r2", "cv_smape")}
         as_entry = {"callpath": row["callpath"], "metric": row["metric"], "modeler": row["modeler"],
                     "function": function, "text": row["text"], "pretty": row["pretty"], "quality": quality,
-                    "points": row["points"], "notes": row["notes"], "source": row["source"]}
+                    "points": row["points"], "notes": row["notes"],
+                    "outliers": [dict(point) for point in row["outliers"]], "source": row["source"]}
         assert finite_json(as_entry) == entry, "Parquet keeps non-finite coefficients, JSON has null"
 
 

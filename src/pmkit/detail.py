@@ -22,7 +22,8 @@ GROWTH_STEPS = (2.0, 4.0, 8.0, 16.0)
 
 @dataclass(frozen=True)
 class PointStats:
-    """The repetitions of one call path at one point: count, mean, spread, and the model's value there."""
+    """The repetitions of one call path at one point: count, mean, spread, and the model's value there;
+    ``left_out`` when the modeler left the point out as an outlier."""
 
     coordinates: dict[str, float]
     label: str
@@ -32,6 +33,7 @@ class PointStats:
     maximum: float
     std: float
     fitted: float
+    left_out: bool = False
 
     @property
     def relative_error(self) -> float:
@@ -49,7 +51,8 @@ class PointStats:
 
     def to_json(self) -> dict[str, object]:
         return {"point": self.coordinates, "repetitions": self.repetitions, "mean": self.mean,
-                "min": self.minimum, "max": self.maximum, "std": self.std, "fitted": self.fitted}
+                "min": self.minimum, "max": self.maximum, "std": self.std, "fitted": self.fitted,
+                "left_out": self.left_out}
 
 
 @dataclass(frozen=True)
@@ -121,6 +124,7 @@ def _points(report: ScalingReport, row: CallpathScaling) -> list[PointStats]:
     experiment = report.experiment
     raw = experiment.measurements[report.metric][row.index]
     function = row.model.function if row.model is not None else None
+    outliers = [dict(o) for o in row.model.outliers] if row.model is not None else []
     points = []
     for i in range(len(experiment.points)):
         reps = raw[i][np.isfinite(raw[i])]
@@ -129,7 +133,9 @@ def _points(report: ScalingReport, row: CallpathScaling) -> list[PointStats]:
             stats = (float(np.mean(reps)), float(np.min(reps)), float(np.max(reps)), float(np.std(reps)))
         else:
             stats = (math.nan,) * 4
-        points.append(PointStats(coords, experiment.point_label(i), len(reps), *stats, evaluate(function, coords)))
+        left_out = any(all(coords.get(k) == v for k, v in o.items()) for o in outliers)
+        points.append(PointStats(coords, experiment.point_label(i), len(reps), *stats, evaluate(function, coords),
+                                 left_out))
     return sorted(points, key=lambda s: tuple(s.coordinates.values()))
 
 

@@ -37,7 +37,10 @@ if TYPE_CHECKING:
     from pmkit.series import SeriesBatch
 
 hookspec = pluggy.HookspecMarker("pmkit")
+"""Marks the hook specifications below (pmkit's own use)."""
+
 hookimpl = pluggy.HookimplMarker("pmkit")
+"""Marks a plugin's hook functions: ``@pmkit.hookimpl`` above ``def pmkit_register_modelers(register)``."""
 
 
 @runtime_checkable

@@ -11,17 +11,20 @@ all models at a point (:meth:`ModelColumns.evaluate`) and classifies their growt
 Layout — a term table in compressed-row form, the layout of Arrow's list arrays::
 
     per series (n)   callpaths, metrics, has_function, c0, quality (n × 4: RSS, SMAPE,
-                     adjusted R², cross-validated SMAPE), points, note_group, term_start (n + 1)
+                     adjusted R², cross-validated SMAPE), points, note_group, outlier_group,
+                     term_start (n + 1)
     per term (T)     coefficient; exponent and log_exponent (T × parameters × 2: numerator and
                      denominator of the exact fraction; 0/1 where the parameter is absent)
-    shared           parameters, note_groups (each a tuple of notes), modeler, options
+    shared           parameters, note_groups (each a tuple of notes), outlier_groups (each a tuple of
+                     points left out as outliers), modeler, options
 
 The terms of series ``i`` are rows ``term_start[i]:term_start[i + 1]``, in the function's order.
 Why this layout: the number of terms differs between series (none for a constant, one for a
 refining law, two for a falling and a growing term, up to seven in a three-parameter combination),
 so a padded matrix would waste space and need a sentinel; offsets cost 8 bytes a series, slicing
-stays a view, and Arrow builds its list columns from the same offsets without copying.  Notes are
-interned: a batch has few distinct note lists, so each series holds an index.
+stays a view, and Arrow builds its list columns from the same offsets without copying.  Notes and
+outliers are interned: a batch has few distinct note lists and left-out points, so each series
+holds an index.
 
 A model whose law changes at a threshold (segments with ranges and a change point) fits one more
 level between series and terms: per series a segment range, per segment its range and its own
@@ -161,7 +164,8 @@ class ModelColumns:
                  exponent: np.ndarray, log_exponent: np.ndarray, quality: np.ndarray, points: np.ndarray,
                  note_group: np.ndarray, note_groups: Sequence[tuple[str, ...]], modeler: str = "",
                  options: Mapping[str, Any] | None = None,
-                 modeler_of: tuple[Sequence[str], np.ndarray] | None = None) -> None:
+                 modeler_of: tuple[Sequence[str], np.ndarray] | None = None,
+                 outliers: tuple[np.ndarray, Sequence[tuple[Mapping[str, float], ...]]] | None = None) -> None:
         self.parameters = tuple(parameters)
         self.callpaths = callpaths
         self.metrics = metrics
@@ -180,6 +184,12 @@ class ModelColumns:
         names, codes = modeler_of if modeler_of is not None else ([modeler], np.zeros(n, dtype=np.int64))
         self.modeler_names = list(names)
         self.modeler_of = np.asarray(codes, dtype=np.int64)
+        self.own_functions: dict[int, Function] = {}
+        """Series whose function is of a subclass of Function (a plugin's), which may evaluate or print
+        itself its own way: they are evaluated, classified and printed through the object."""
+        group, groups = outliers if outliers is not None else (np.zeros(n, dtype=np.int64), [()])
+        self.outlier_group = np.asarray(group, dtype=np.int64)
+        self.outlier_groups = [tuple(points) for points in groups]
         if not (len(callpaths) == len(metrics) == len(self.has_function) == len(self.points) == n
                 and len(self.note_group) == n and self.quality.shape == (n, len(QUALITY_FIELDS))
                 and self.term_start.shape == (n + 1,) and self.term_start[-1] == terms
@@ -203,6 +213,8 @@ class ModelColumns:
         note_group = np.zeros(n, dtype=np.int64)
         modelers: dict[str, int] = {}
         modeler_of = np.zeros(n, dtype=np.int64)
+        outliers: dict[tuple, tuple[int, tuple[Mapping[str, float], ...]]] = {(): (0, ())}
+        outlier_group = np.zeros(n, dtype=np.int64)
         rows: list[int] = []
         coefficients: list[float] = []
         exponents: list[list[int]] = []
@@ -213,6 +225,8 @@ class ModelColumns:
             points[i] = model.n_points
             note_group[i] = notes.setdefault(tuple(model.notes), len(notes))
             modeler_of[i] = modelers.setdefault(model.modeler, len(modelers))
+            key = tuple(tuple(sorted(point.items())) for point in model.outliers)
+            outlier_group[i] = outliers.setdefault(key, (len(outliers), tuple(model.outliers)))[0]
             if model.function is None:
                 continue
             has_function[i] = True
@@ -236,11 +250,15 @@ class ModelColumns:
             terms.add(np.array(rows), np.array(coefficients), both[:, 0], both[:, 1])
         term_start, coefficient, exponent, log_exponent = terms.build()
         first = models[0] if models else None
-        return cls(parameters, [m.callpath for m in models], [m.metric for m in models], has_function=has_function,
+        columns = cls(parameters, [m.callpath for m in models], [m.metric for m in models], has_function=has_function,
                    c0=c0, term_start=term_start, coefficient=coefficient, exponent=exponent,
                    log_exponent=log_exponent, quality=quality, points=points, note_group=note_group,
                    note_groups=list(notes), options=first.options if first else {},
-                   modeler_of=(list(modelers) or [""], modeler_of))
+                   modeler_of=(list(modelers) or [""], modeler_of),
+                   outliers=(outlier_group, [points for _, points in outliers.values()]))
+        columns.own_functions = {i: m.function for i, m in enumerate(models)
+                                 if m.function is not None and type(m.function) is not Function}
+        return columns
 
     def __len__(self) -> int:
         return len(self.c0)
@@ -311,7 +329,7 @@ class ModelColumns:
             q[3] = None  # as Quality() states it: no function, no cross-validation
         return Model(self.callpaths[i], self.metrics[i], function, Quality(*q),
                      self.modeler_names[self.modeler_of[i]], self.options, self.note_groups[self.note_group[i]],
-                     int(self.points[i]))
+                     int(self.points[i]), self.outlier_groups[self.outlier_group[i]])
 
     # ------------------------------------------------------------------ all series at once
 
@@ -337,6 +355,8 @@ class ModelColumns:
                 at = rank == r
                 series = self.series_of_term[at]
                 out[series] = out[series] + values[at]
+            for i, function in self.own_functions.items():
+                out[i] = function.evaluate({name: point[name] for name in function.parameters})
         out[~self.has_function] = np.nan
         return out if many else out[:, 0]
 
@@ -366,24 +386,29 @@ class ModelColumns:
             assert growth is not None
             codes[u] = len(classes)
             classes.append(growth)
-        return codes[inverse], classes
+        codes = codes[inverse]
+        for i, function in self.own_functions.items():
+            codes[i] = len(classes)
+            classes.append(growth_of(function))  # type: ignore[arg-type]
+        return codes, classes
 
     def extrap_texts(self, start: int = 0, stop: int | None = None) -> list[str | None]:
         """Series ``start:stop``'s functions in Extra-P's notation (:meth:`Function.extrap_text`), None without one."""
         from pmkit.pmnf import extrap_text_of
 
         bodies = [Term(1.0, f).extrap_body() for f in self.shapes]
-        return self._texts(start, stop, bodies, extrap_text_of)
+        return self._texts(start, stop, bodies, extrap_text_of, Function.extrap_text)
 
     def pretty_texts(self, start: int = 0, stop: int | None = None) -> list[str | None]:
         """Series ``start:stop``'s functions in compact notation (:meth:`Function.pretty_text`), None without one."""
         from pmkit.pmnf import pretty_text_of
 
         bodies = [Term(1.0, f).pretty_body() for f in self.shapes]
-        return self._texts(start, stop, bodies, pretty_text_of)
+        return self._texts(start, stop, bodies, pretty_text_of, Function.pretty_text)
 
     def _texts(self, start: int, stop: int | None, bodies: list[str],
-               text_of: Callable[[float, list[tuple[float, str]]], str]) -> list[str | None]:
+               text_of: Callable[[float, list[tuple[float, str]]], str],
+               method: Callable[[Function], str]) -> list[str | None]:
         stop = len(self) if stop is None else stop
         bounds = self.term_start[start:stop + 1].tolist()
         first = bounds[0]
@@ -398,6 +423,9 @@ class ModelColumns:
                 continue
             a, b = bounds[k] - first, bounds[k + 1] - first
             out.append(text_of(c0[k], list(zip(coefficients[a:b], shape_bodies[a:b], strict=True))))
+        for i, function in self.own_functions.items():
+            if start <= i < stop:
+                out[i - start] = getattr(function, method.__name__)()
         return out
 
     def rows_of_metric(self, metric: str) -> np.ndarray:

@@ -35,7 +35,9 @@ class Model:
     """The model of one series: which call path and metric, the function, how good, who made it.
 
     ``notes`` say what shaped the model (``"constant by taint prior"``, ``"2 of 5 points are NaN"``).
-    ``function`` is None when no model could be made; ``notes`` then say why.
+    ``function`` is None when no model could be made; ``notes`` then say why.  ``outliers`` are the
+    points the modeler left out as outliers (their coordinates; the quality figures are over the
+    other points), so that views can mark them.
     """
 
     callpath: str
@@ -46,9 +48,11 @@ class Model:
     options: Mapping[str, Any] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     n_points: int = 0
+    outliers: tuple[Mapping[str, float], ...] = ()
 
     @property
     def ok(self) -> bool:
+        """Whether the model has a function (a model without one carries notes saying why)."""
         return self.function is not None
 
     def to_json(self) -> dict[str, Any]:
@@ -63,6 +67,7 @@ class Model:
             "quality": self.quality.to_json(),
             "points": self.n_points,
             "notes": list(self.notes),
+            "outliers": [dict(point) for point in self.outliers],
         }
 
 
@@ -147,6 +152,7 @@ class ModelSet(Sequence[Model]):
         return None if i is None else self[i]
 
     def for_metric(self, metric: str) -> list[Model]:
+        """The models of ``metric``, in series order."""
         return [m for m in self if m.metric == metric]
 
     def modelers(self, metric: str | None = None) -> list[str]:

@@ -250,6 +250,7 @@ class Function:
 
     @property
     def is_constant(self) -> bool:
+        """Whether no term depends on a parameter (every term has a zero coefficient or no factor)."""
         return all(t.coefficient == 0 or not t.factors for t in self.terms)
 
     def _columns(self, points: Any) -> tuple[dict[str, np.ndarray], int, bool]:

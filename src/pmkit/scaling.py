@@ -21,6 +21,7 @@ from pmkit.errors import UsageError
 from pmkit.experiment import Experiment
 from pmkit.growth import Growth
 from pmkit.models import Model, ModelSet
+from pmkit.names import display_names, display_path
 from pmkit.pmnf import Function
 
 DEFAULT_SCALE_UP = 4.0
@@ -164,6 +165,22 @@ class _Rows(Sequence[CallpathScaling]):
         return row
 
 
+class _RowsAt(Sequence[CallpathScaling | None]):
+    """``rows[indices[i]]`` (None where the index is -1), each built when asked for."""
+
+    def __init__(self, rows: Sequence[CallpathScaling], indices: np.ndarray) -> None:
+        self._rows, self._indices = rows, indices
+
+    def __len__(self) -> int:
+        return len(self._indices)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        index = int(self._indices[i])
+        return None if index < 0 else self._rows[index]
+
+
 @dataclass
 class ScalingReport:
     """The scaling analysis of one metric of an experiment: a row per call path, in call-tree order.
@@ -202,12 +219,18 @@ class ScalingReport:
 
     def row(self, callpath: str) -> CallpathScaling:
         """The row of ``callpath``: a full path, or the end of one (``solve->MPI_Allreduce``, a region
-        name) when only one call path ends so.  UsageError listing candidates otherwise."""
+        name) when only one call path ends so; region names may be short ones as the views show them
+        (``CalcForceForNodes`` for ``void CalcForceForNodes(Domain&)``).  UsageError listing candidates
+        otherwise."""
         tree = self.experiment.callpaths
         if callpath in tree:
             return self.rows[tree.index(callpath)]
         paths = tree.paths()
         ending = [i for i, path in enumerate(paths) if path.endswith("->" + callpath)]
+        if not ending:
+            names = display_names(tree)
+            shown = (display_path(tree, i, names) for i in range(len(paths)))
+            ending = [i for i, path in enumerate(shown) if path == callpath or path.endswith("->" + callpath)]
         if len(ending) == 1:
             return self.rows[ending[0]]
         if ending:
@@ -318,16 +341,70 @@ class ScalingReport:
         position = self.columns.model
         return self.models.columns.modelers(position[position >= 0])
 
-    def sort_key(self, sort: str):
-        """A key ordering siblings by ``share`` (of their branch at the target), ``growth`` or ``name``."""
+    def sort_key(self, sort: str, min_share: float = 0.0):
+        """A key ordering siblings by ``share`` (of their branch at the target), ``growth`` or ``name``.
+
+        ``growth`` orders by the fastest growth in each sibling's branch — the growth a collapsed
+        row shows — among call paths taking at least ``min_share`` at the target (for an inclusive
+        metric a call path's own model already holds its callees), then by the branch's share then.
+        """
         if sort not in SORT_KEYS:
             raise UsageError(f"unknown sort {sort!r}; choose one of {', '.join(SORT_KEYS)}")
         if sort == "name":
             return lambda r: r.name
+        share = lambda r: (-_or_zero(r.branch_predicted_share), -_or_zero(r.branch_share), r.name)  # noqa: E731
         if sort == "growth":
-            return lambda r: (-(r.growth if math.isfinite(r.growth) else -math.inf),
-                              -_or_zero(r.predicted_share), r.name)
-        return lambda r: (-_or_zero(r.branch_predicted_share), -_or_zero(r.branch_share), r.name)
+            fastest = (self.rows if self.inclusive else self.branch_growths(min_share))
+
+            def by_growth(r: CallpathScaling):
+                top = fastest[r.index]
+                if top is None or top.growth_class is None or not top.has_model:
+                    return (1, (0.0, 0.0, 0.0), 0.0, *share(r))
+                return (0, tuple(-x for x in top.growth_class.order), -_or_zero(top.growth), *share(r))
+            return by_growth
+        return share
+
+    def branch_growths(self, min_share: float = 0.0) -> Sequence[CallpathScaling | None]:
+        """Per call path, the fastest-growing row of its branch: its own model, or one below taking at
+        least ``min_share`` at the target (of equals, the first in the tree's order); rows built on access.
+
+        Computed on the arrays in one pass up the tree: each row's key (growth class order, growth)
+        becomes a rank, ties broken by the place in the tree, and each level hands its best up.
+        """
+        c = self.columns
+        n = len(c.parent)
+        modeled = c.has_function & (c.growth_code >= 0)
+        large = modeled & (_zeroed(c.predicted_share, -math.inf) >= min_share)
+        order = np.array([g.order for g in c.growth_classes] or [(0.0, 0.0, 0.0)])[np.maximum(c.growth_code, 0)]
+        keys = np.column_stack([order, _zeroed(c.growth)])
+        by_key = np.lexsort(keys.T[::-1])
+        distinct = np.r_[True, (keys[by_key][1:] != keys[by_key][:-1]).any(axis=1)]
+        rank = np.empty(n, dtype=np.int64)
+        rank[by_key] = np.cumsum(distinct)
+        nodes, place = self._tree_order
+        score = rank * n + (n - 1 - place)  # the higher rank, then the earlier place
+        best, below = np.where(modeled, score, -1), np.where(large, score, -1)
+        for level in range(int(c.depth.max()) if n else 0, 0, -1):
+            at = np.flatnonzero(c.depth == level)
+            np.maximum.at(best, c.parent[at], below[at])
+            np.maximum.at(below, c.parent[at], below[at])
+        winner = np.where(best >= 0, nodes[n - 1 - best % n], -1)
+        return _RowsAt(self.rows, winner)
+
+    @cached_property
+    def _tree_order(self) -> tuple[np.ndarray, np.ndarray]:
+        """The call paths in tree order (each before its children, children in order) and each one's place."""
+        tree = self.experiment.callpaths
+        nodes: list[int] = []
+        stack = list(reversed(tree.roots()))
+        while stack:
+            i = stack.pop()
+            nodes.append(i)
+            stack.extend(reversed(tree.children(i)))
+        order = np.array(nodes, dtype=np.int64)
+        place = np.empty(len(order), dtype=np.int64)
+        place[order] = np.arange(len(order))
+        return order, place
 
     def prediction_document(self) -> dict[str, object]:
         """The analysis as JSON: metric, reference and target points, totals (rows are per model)."""

@@ -4,12 +4,16 @@
 and all of it at once: ``analysis = pmkit.analyse(path, target={"p": 65536})``.  Each looks its
 plugin up in the registry, so third-party readers, modelers, priors and detectors are used exactly
 like the built-ins.  Plugin options are resolved here, once (:func:`pmkit.options.resolve_options`),
-and every plugin receives them parsed, checked and complete.
+and every plugin receives them parsed, checked and complete.  Plugins are called through
+:func:`pmkit.plugins.call`: one that raises or returns the wrong type fails as a
+:class:`~pmkit.errors.PluginError` naming it and its package (a detector is skipped with a warning
+instead).
 """
 
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -17,29 +21,29 @@ from typing import Any
 from pmkit import progress
 from pmkit.analysis import Analysis, InputAnalysis, Inputs, LoadedPrior, PriorOutcome
 from pmkit.constraints import Constraint
-from pmkit.errors import InputError, UsageError
+from pmkit.errors import InputError, PluginError, UsageError
 from pmkit.experiment import MEASURES, Experiment
 from pmkit.findings import Finding
 from pmkit.models import ModelSet
 from pmkit.options import resolve_options, route_options
-from pmkit.plugins import Registry, get_registry
+from pmkit.plugins import Guarded, PluginWarning, Registration, Registry, call, get_registry, returned, sniff
 from pmkit.series import SeriesBatch
 
 DEFAULT_MODELER = "refining"
 
 
 def find_reader(path: str | os.PathLike, registry: Registry | None = None) -> Any:
-    """The first registered reader whose ``sniff`` recognises ``path``; InputError if none does."""
+    """The first reader, in :meth:`Registry.sniff_order`, whose ``sniff`` recognises ``path``; InputError if none.
+
+    A sniff that fails, answers wrongly or takes too long counts as no (see :func:`pmkit.plugins.sniff`).
+    """
     registry = registry or get_registry()
     p = Path(path)
     if not p.exists():
         raise InputError(p, "no such file or directory")
-    for entry in registry.registrations["reader"].values():
-        try:
-            if entry.obj.sniff(p):
-                return entry.obj
-        except Exception:  # a reader's sniff must not stop the others from trying
-            continue
+    for entry in registry.sniff_order():
+        if sniff(registry, entry, p):
+            return entry.obj
     names = ", ".join(registry.names("reader")) or "none"
     raise InputError(p, f"no reader recognises this input (readers: {names}); choose one with --reader")
 
@@ -50,21 +54,24 @@ def read(path: str | os.PathLike, reader: str | None = None, *, registry: Regist
     registry = registry or get_registry()
     p = Path(path)
     if reader is None:
-        obj = find_reader(p, registry)
-    else:
-        obj = registry.get("reader", reader)
-        if not p.exists():
-            raise InputError(p, "no such file or directory")
-    values = resolve_options(obj.options, options, f"reader {obj.name}")
-    experiment = obj.read(p, **values)
+        reader = find_reader(p, registry).name
+    elif not p.exists():
+        raise InputError(p, "no such file or directory")
+    entry = registry.entry("reader", reader)
+    values = resolve_options(entry.obj.options, options, f"reader {entry.name}")
+    try:
+        experiment = returned(entry, "read", call(entry, "read", p, **values), Experiment, "an Experiment")
+    except PluginError as exc:
+        raise PluginError(exc.plugin, exc.problem, path=p) from exc.__cause__
     if not experiment.provenance.reader:
-        experiment.provenance.reader = obj.name
+        experiment.provenance.reader = entry.name
     return experiment
 
 
 def read_inputs(paths: Sequence[str | os.PathLike], reader: str | None = None, *, registry: Registry | None = None,
                 options: Mapping[str, Any] | Callable[[Any, Path], Mapping[str, Any]] | None = None) -> Inputs:
-    """Read every path; one that fails with an InputError is recorded in ``failed``, not raised.
+    """Read every path; one that fails (an InputError, or a reader's PluginError) is recorded in
+    ``failed``, not raised.
 
     ``options`` are the reader options, or a function of (reader, path) giving them, for options
     that only some readers take.  Usage errors (an unknown reader or option) are raised.
@@ -76,7 +83,7 @@ def read_inputs(paths: Sequence[str | os.PathLike], reader: str | None = None, *
             obj = registry.get("reader", reader) if reader else find_reader(path, registry)
             given = options(obj, Path(path)) if callable(options) else (options or {})
             inputs.read.append((str(path), read(path, obj.name, registry=registry, **given)))
-        except InputError as exc:
+        except (InputError, PluginError) as exc:
             inputs.failed.append((str(path), exc))
     return inputs
 
@@ -95,23 +102,24 @@ def model(experiment: Experiment, modeler: str = DEFAULT_MODELER, *, metrics: Se
         metrics = [metrics]
     if isinstance(callpaths, str):
         callpaths = [callpaths]
-    obj, values = _modeler(modeler, measure, registry, options)
-    return _fit(obj, values, experiment, metrics, callpaths, constraints)
+    entry, values = _modeler(modeler, measure, registry, options)
+    return _fit(entry, values, experiment, metrics, callpaths, constraints)
 
 
 def _modeler(modeler: str, measure: str, registry: Registry | None,
-             options: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
-    """The modeler and its options, resolved (the user's ``measure`` for a modeler declaring one)."""
-    obj = (registry or get_registry()).get("modeler", modeler)
+             options: Mapping[str, Any]) -> tuple[Registration, dict[str, Any]]:
+    """The modeler's registration and its options, resolved (the user's ``measure`` for a modeler declaring one)."""
+    entry = (registry or get_registry()).entry("modeler", modeler)
+    obj = entry.obj
     if measure not in MEASURES:
         raise UsageError(f"unknown measure {measure!r}; choose one of {', '.join(MEASURES)}")
     given = dict(options)
     if any(o.name == "measure" for o in obj.options):
         given.setdefault("measure", measure)
-    return obj, resolve_options(obj.options, given, f"modeler {obj.name}")
+    return entry, resolve_options(obj.options, given, f"modeler {obj.name}")
 
 
-def _fit(obj: Any, values: Mapping[str, Any], experiment: Experiment, metrics: Sequence[str] | None,
+def _fit(entry: Registration, values: Mapping[str, Any], experiment: Experiment, metrics: Sequence[str] | None,
          callpaths: Sequence[str] | None, constraints: Mapping[str, Constraint] | None) -> ModelSet:
     """The modeler's models of the chosen series, after checking that the experiment has them."""
     if metrics:
@@ -124,7 +132,10 @@ def _fit(obj: Any, values: Mapping[str, Any], experiment: Experiment, metrics: S
         if missing:
             raise UsageError(f"no call path {', '.join(map(repr, missing))} in the experiment")
     batch = SeriesBatch.from_experiment(experiment, metrics, callpaths, dict(constraints) if constraints else None)
-    return obj.model(batch, **values)
+    models = returned(entry, "model", call(entry, "model", batch, **values), ModelSet, "a ModelSet")
+    if len(models) != len(batch):
+        raise PluginError(entry.label, f"model() returned {len(models)} models for {len(batch)} series")
+    return models
 
 
 def load_prior(paths: str | os.PathLike | Sequence[str | os.PathLike], prior: str | None = None, *,
@@ -138,11 +149,17 @@ def load_prior(paths: str | os.PathLike | Sequence[str | os.PathLike], prior: st
     names = registry.names("prior")
     if prior is None:
         prior = names[0] if len(names) == 1 and "taint" not in names else "taint"
-    obj = registry.get("prior", prior)
+    entry = registry.entry("prior", prior)
     many = not isinstance(paths, str | os.PathLike)
     files = [Path(p) for p in paths] if many else [Path(paths)]  # type: ignore[union-attr]
-    knowledge = obj.load(files if many else files[0], **resolve_options(obj.options, options, f"prior {obj.name}"))
-    return LoadedPrior(obj.name, tuple(map(str, files)), knowledge)
+    values = resolve_options(entry.obj.options, options, f"prior {entry.name}")
+    knowledge = call(entry, "load", files if many else files[0], **values)
+    if not callable(getattr(knowledge, "constraints", None)):
+        raise PluginError(entry.label, f"load() returned {type(knowledge).__name__}, which has no constraints() "
+                                       "method", path=files[0])
+    guarded = Guarded(knowledge, entry, {"constraints": (dict, "a dict of call path → Constraint"),
+                                         "contradictions": ((list, tuple), "a list of Findings")})
+    return LoadedPrior(entry.name, tuple(map(str, files)), guarded)
 
 
 def model_with_prior(experiment: Experiment, prior: LoadedPrior | None, modeler: str = DEFAULT_MODELER, *,
@@ -154,19 +171,19 @@ def model_with_prior(experiment: Experiment, prior: LoadedPrior | None, modeler:
     without constraints and compared; the contradictions are findings.  Without a prior this is
     :func:`model`.
     """
-    obj, values = _modeler(modeler, measure, registry, options)
-    return _fit_with_prior(obj, values, experiment, prior, metrics)
+    entry, values = _modeler(modeler, measure, registry, options)
+    return _fit_with_prior(entry, values, experiment, prior, metrics)
 
 
-def _fit_with_prior(obj: Any, values: Mapping[str, Any], experiment: Experiment, prior: LoadedPrior | None,
+def _fit_with_prior(entry: Registration, values: Mapping[str, Any], experiment: Experiment, prior: LoadedPrior | None,
                     metrics: Sequence[str] | None) -> tuple[ModelSet, PriorOutcome | None]:
     if prior is None:
-        return _fit(obj, values, experiment, metrics, None, None), None
+        return _fit(entry, values, experiment, metrics, None, None), None
     constraints = prior.constraints(experiment)
-    models = _fit(obj, values, experiment, metrics, None, constraints)
+    models = _fit(entry, values, experiment, metrics, None, constraints)
     contradictions: list[Finding] = []
     if constraints and prior.checks_contradictions:
-        free = _fit(obj, values, experiment, metrics, None, None)
+        free = _fit(entry, values, experiment, metrics, None, None)
         contradictions = prior.contradictions(experiment, models, free, constraints)
     return models, PriorOutcome(prior.name, constraints, tuple(contradictions))
 
@@ -177,26 +194,38 @@ def detect(experiment: Experiment, models: ModelSet, detectors: Sequence[str] | 
 
     ``name=value`` options reach every selected detector that declares ``name``; ``detector.name``
     (``**{"kluge.reference": "ref.json"}``) reaches that detector only.  An option none of them
-    declares is a UsageError.
+    declares is a UsageError.  A detector that raises or returns anything but a list of findings
+    is skipped with a :class:`~pmkit.plugins.PluginWarning` naming it and its package; the others
+    still run.
     """
     return _run_detectors(_detectors(detectors, registry, options), experiment, models)
 
 
 def _detectors(detectors: Sequence[str] | None, registry: Registry | None,
-               options: Mapping[str, Any]) -> list[tuple[Any, dict[str, Any]]]:
+               options: Mapping[str, Any]) -> list[tuple[Registration, dict[str, Any]]]:
     """The selected detectors (default: all registered), each with its options routed and resolved."""
     registry = registry or get_registry()
     names = list(detectors) if detectors is not None else registry.names("detector")
-    objects = {name: registry.get("detector", name) for name in names}
-    given = route_options({name: obj.options for name, obj in objects.items()}, options, "detector")
-    return [(obj, resolve_options(obj.options, given[name], f"detector {name}")) for name, obj in objects.items()]
+    entries = {name: registry.entry("detector", name) for name in names}
+    given = route_options({name: entry.obj.options for name, entry in entries.items()}, options, "detector")
+    return [(entry, resolve_options(entry.obj.options, given[name], f"detector {name}"))
+            for name, entry in entries.items()]
 
 
-def _run_detectors(detectors: list[tuple[Any, dict[str, Any]]], experiment: Experiment,
+def _run_detectors(detectors: list[tuple[Registration, dict[str, Any]]], experiment: Experiment,
                    models: ModelSet) -> list[Finding]:
     findings: list[Finding] = []
-    for obj, values in detectors:
-        findings.extend(obj.detect(experiment, models, **values))
+    for entry, values in detectors:
+        try:
+            found = returned(entry, "detect", call(entry, "detect", experiment, models, **values), (list, tuple),
+                             "a list of Findings")
+            wrong = [type(f).__name__ for f in found if not isinstance(f, Finding)]
+            if wrong:
+                raise PluginError(entry.label, f"detect() returned {wrong[0]} among its findings, not a Finding")
+        except PluginError as exc:
+            warnings.warn(f"{exc}; skipped", PluginWarning, stacklevel=2)
+            continue
+        findings.extend(found)
     return sorted(findings, key=lambda f: -f.severity)
 
 

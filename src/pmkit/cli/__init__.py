@@ -5,8 +5,8 @@ function it runs; :data:`COMMANDS` lists them in the order ``pmkit --help`` show
 (input arguments, consoles, output, loading inputs) is in :mod:`pmkit.cli.common`.
 
 Exit codes: 0 success, 1 bad input or output (a file pmkit cannot read or write), 2 usage (unknown
-option, plugin or metric), 3 internal error (a bug in pmkit or a plugin; ``PMKIT_DEBUG=1`` shows
-the traceback), 130 interrupted (Ctrl-C).
+option, plugin or metric), 3 a plugin failed (named with its package) or an internal error (a bug in
+pmkit or a plugin; ``PMKIT_DEBUG=1`` shows the traceback), 130 interrupted (Ctrl-C).
 Heavy modules (numba, scipy, pycubexr) are imported only by the commands that need them, so
 ``pmkit --help`` starts fast.
 """
@@ -28,11 +28,12 @@ from pmkit.cli.common import (
     EXIT_USAGE,
     STDOUT,
     Parser,
+    plugin_warnings,
     say,
     stderr,
 )
 
-COMMANDS: tuple[str, ...] = ("model", "show", "predict", "plugins", "taint_filter")
+COMMANDS: tuple[str, ...] = ("model", "show", "compare", "predict", "calibrate", "plugins", "taint_filter")
 """Modules of :mod:`pmkit.cli` that each add one subcommand."""
 
 
@@ -72,10 +73,17 @@ def _run(argv: Sequence[str] | None) -> int:
     if run is None:
         parser.print_help()
         return EXIT_USAGE
-    from pmkit.errors import InputError, OutputError, UsageError
+    from pmkit.errors import InputError, OutputError, PluginError, UsageError
 
     try:
-        return run(args)
+        with plugin_warnings():
+            return run(args)
+    except PluginError as exc:
+        if os.environ.get("PMKIT_DEBUG"):
+            raise
+        say(stderr(), "error", "red", f"{exc} (a bug in that plugin, not in your data; PMKIT_DEBUG=1 shows the "
+                                       "traceback)")
+        return EXIT_INTERNAL
     except InputError as exc:
         say(stderr(), "error", "red", exc)
         return EXIT_INPUT
@@ -93,8 +101,15 @@ def _run(argv: Sequence[str] | None) -> int:
     except Exception as exc:
         if os.environ.get("PMKIT_DEBUG"):
             raise
-        say(stderr(), "internal error", "red", f"{type(exc).__name__}: {exc}\nThis is a bug in pmkit or in a "
-             "plugin, not in your data; please report it with the traceback that PMKIT_DEBUG=1 shows.")
+        from pmkit.plugins import blame
+
+        culprit = blame(exc)
+        if culprit:
+            say(stderr(), "internal error", "red", f"{culprit} raised {type(exc).__name__}: {exc} (a bug in that "
+                                                   "plugin, not in your data; PMKIT_DEBUG=1 shows the traceback)")
+        else:
+            say(stderr(), "internal error", "red", f"{type(exc).__name__}: {exc}\nThis is a bug in pmkit or in a "
+                "plugin, not in your data; please report it with the traceback that PMKIT_DEBUG=1 shows.")
         return EXIT_INTERNAL
 
 

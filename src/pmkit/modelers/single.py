@@ -67,9 +67,10 @@ def model_single(batch: SeriesBatch, options: dict[str, Any], modeler: str = "re
                          "over the other points)")
         return notes
 
-    outliers = np.unique(np.nan_to_num(outlier_x, nan=np.inf), return_inverse=True)[1].reshape(-1)
-    notes = intern_notes([*data.note_keys(), group_notes, constraint_codes(batch), outliers], notes_of)
-    return ModelSet(batch.parameters, columns=single_columns(batch, fits, present, notes, modeler, options))
+    left_out, outlier = np.unique(np.nan_to_num(outlier_x, nan=np.inf), return_inverse=True)
+    outliers = (outlier.reshape(-1), [({parameter: x},) if np.isfinite(x) else () for x in left_out.tolist()])
+    notes = intern_notes([*data.note_keys(), group_notes, constraint_codes(batch), outliers[0]], notes_of)
+    return ModelSet(batch.parameters, columns=single_columns(batch, fits, present, notes, outliers, modeler, options))
 
 
 def _store(fits: SingleFits, rows: np.ndarray, result: SingleFits) -> None:
@@ -78,9 +79,10 @@ def _store(fits: SingleFits, rows: np.ndarray, result: SingleFits) -> None:
 
 
 def single_columns(batch: SeriesBatch, fits: SingleFits, present: np.ndarray, notes: tuple[np.ndarray, list],
-                   modeler: str, options: dict[str, Any]) -> ModelColumns:
+                   outliers: tuple[np.ndarray, list], modeler: str, options: dict[str, Any]) -> ModelColumns:
     """The search results as model columns: ``c0 + c1·x^α·log2^β(x)``, the term left out where it is
-    trivial or its coefficient 0 (as :func:`pmkit.pmnf.simple_function`); no function without points."""
+    trivial or its coefficient 0 (as :func:`pmkit.pmnf.simple_function`); no function without points.
+    ``notes`` and ``outliers`` are interned: per series an index, and the distinct values."""
     has = present > 0
     grows = has & ~fits.constant & ((fits.alpha[:, 0] != 0) | (fits.beta[:, 0] != 0)) & (fits.c1 != 0)
     terms = Terms(len(batch), 1)
@@ -92,4 +94,4 @@ def single_columns(batch: SeriesBatch, fits: SingleFits, present: np.ndarray, no
                         c0=np.where(has, fits.c0, np.nan), term_start=term_start, coefficient=coefficient,
                         exponent=exponent, log_exponent=log_exponent, quality=quality,
                         points=np.where(has, present, 0), note_group=notes[0], note_groups=notes[1],
-                        modeler=modeler, options=options)
+                        modeler=modeler, options=options, outliers=outliers)

@@ -4,8 +4,9 @@ One row per model, the keys of a ``pmkit.models/1`` entry as columns, flattened 
 wants it: ``source``, ``callpath``, ``metric``, ``modeler``, ``constant`` (float), ``terms`` (list of
 ``{coefficient, factors: list of {parameter, exponent, log_exponent}}``, exponents as exact fraction
 strings), ``text``, ``pretty``, ``rss``, ``smape``, ``adjusted_r2``, ``cv_smape``, ``points``,
-``notes`` (list of strings).  ``constant``, ``terms``, ``text`` and ``pretty`` are null where no
-model could be made; non-finite quality figures are null.  The rest of the JSON document
+``notes`` (list of strings), ``outliers`` (list of points, each a map from parameter to value).
+``constant``, ``terms``, ``text`` and ``pretty`` are null where no model could be made; non-finite
+quality figures are null.  The rest of the JSON document
 (``schema``, ``parameters``, ``sources``, ``skipped``, ``findings``) is the file's metadata under the
 key ``pmkit``, as JSON.
 
@@ -46,7 +47,8 @@ def schema() -> pa.Schema:
                       ("modeler", pa.string()), ("constant", pa.float64()), ("terms", pa.list_(term)),
                       ("text", pa.string()), ("pretty", pa.string()),
                       *((name, pa.float64()) for name in QUALITY_FIELDS),
-                      ("points", pa.int64()), ("notes", pa.list_(pa.string()))])
+                      ("points", pa.int64()), ("notes", pa.list_(pa.string())),
+                      ("outliers", pa.list_(pa.map_(pa.string(), pa.float64())))])
 
 
 def _ragged(starts: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -78,6 +80,13 @@ class _Tables:
         self.note_start = np.cumsum([0] + [len(g) for g in groups])[:-1]
         self.note_count = np.array([len(g) for g in groups], dtype=np.int64)
         self.notes = pa.array([note for group in groups for note in group], pa.string())
+        points = [point for group in columns.outlier_groups for point in group]
+        self.outlier_start = np.cumsum([0] + [len(g) for g in columns.outlier_groups])[:-1]
+        self.outlier_count = np.array([len(g) for g in columns.outlier_groups], dtype=np.int64)
+        self.outliers = pa.MapArray.from_arrays(
+            pa.array(np.cumsum([0] + [len(p) for p in points]).astype(np.int32)),
+            pa.array([k for p in points for k in p], pa.string()), pa.array([v for p in points for v in p.values()],
+                                                                             pa.float64()))
 
     def chunk(self, source: str, start: int, stop: int) -> pa.RecordBatch:
         import pyarrow as pa
@@ -94,6 +103,8 @@ class _Tables:
         term_offsets = (c.term_start[start:stop + 1] - first).astype(np.int32)
         groups = c.note_group[rows]
         note_offsets, note_index = _ragged(self.note_start[groups], self.note_count[groups])
+        outlier_offsets, outlier_index = _ragged(self.outlier_start[c.outlier_group[rows]],
+                                                 self.outlier_count[c.outlier_group[rows]])
         quality = c.quality[rows]
         names = np.array(c.modeler_names, dtype=object)[c.modeler_of[rows]]
         data = [pa.array([source] * (stop - start), pa.string()), pa.array(c.callpaths[start:stop], pa.string()),
@@ -103,7 +114,8 @@ class _Tables:
                 pa.array(c.extrap_texts(start, stop), pa.string()), pa.array(c.pretty_texts(start, stop), pa.string()),
                 *(pa.array(quality[:, k], mask=~np.isfinite(quality[:, k])) for k in range(len(QUALITY_FIELDS))),
                 pa.array(c.points[rows]),
-                pa.ListArray.from_arrays(pa.array(note_offsets), self.notes.take(pa.array(note_index)))]
+                pa.ListArray.from_arrays(pa.array(note_offsets), self.notes.take(pa.array(note_index))),
+                pa.ListArray.from_arrays(pa.array(outlier_offsets), self.outliers.take(pa.array(outlier_index)))]
         return pa.RecordBatch.from_arrays(data, schema=schema())
 
 

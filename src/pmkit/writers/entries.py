@@ -25,6 +25,8 @@ def model_entries(columns: ModelColumns, source: str, start: int, stop: int) -> 
     quality = columns.quality[start:stop].tolist()
     points = columns.points[start:stop].tolist()
     notes = [list(group) for group in columns.note_groups]
+    outliers = [[dict(point) for point in group] for group in columns.outlier_groups]
+    outlier_group = columns.outlier_group[start:stop].tolist()
     note_group = columns.note_group[start:stop].tolist()
     names = columns.modeler_names
     modeler = columns.modeler_of[start:stop].tolist()
@@ -39,5 +41,8 @@ def model_entries(columns: ModelColumns, source: str, start: int, stop: int) -> 
         out.append({"callpath": callpaths[start + k], "metric": metrics[start + k], "modeler": names[modeler[k]],
                     "function": function, "text": texts[k], "pretty": pretty[k],
                     "quality": dict(zip(QUALITY_FIELDS, quality[k], strict=True)), "points": points[k],
-                    "notes": notes[note_group[k]], "source": source})
+                    "notes": notes[note_group[k]], "outliers": outliers[outlier_group[k]], "source": source})
+    for i, function in columns.own_functions.items():
+        if start <= i < stop:
+            out[i - start]["function"] = function.to_json()
     return out
