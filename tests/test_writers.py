@@ -160,3 +160,27 @@ def test_format_usage_errors(pmkit_cli, experiment, monkeypatch) -> None:
     missing = pmkit_cli("model", experiment, "--format", "arrow", "--out", experiment.with_suffix(".arrow"))
     assert missing.returncode == 2 and missing.stderr.strip().endswith("--format arrow needs pyarrow: pip ...")
     assert not experiment.with_suffix(".arrow").exists()
+
+
+@pytest.fixture(scope="module")
+def example_study(tmp_path_factory) -> Path:
+    from pmkit.testing.example_study import generate
+
+    folder = tmp_path_factory.mktemp("study") / "study"
+    generate(folder)
+    return folder
+
+
+@pytest.mark.parametrize("callpath", [None, "MPI_Gather"])
+def test_the_streamed_show_document_is_the_document_of_the_objects(example_study, callpath) -> None:
+    from pmkit.schema import show_document
+    from pmkit.sdk import analyse
+    from pmkit.writers.jsonfiles import write_show_document
+
+    analysis = analyse([example_study, example_study], callpath=callpath)
+    stream = io.BytesIO()
+    write_show_document(stream, analysis, chunk=CHUNK_SIZE)
+    streamed = json.loads(stream.getvalue())
+    assert streamed["findings"] and streamed["show"][0]["total_predicted"] > 0
+    assert sum(m["prediction"] is not None for m in streamed["models"]) > 10
+    assert streamed == json.loads(json.dumps(show_document(analysis)))

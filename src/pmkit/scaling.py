@@ -406,6 +406,20 @@ class ScalingReport:
         place[order] = np.arange(len(order))
         return order, place
 
+    def rows_json(self, indices: Sequence[int]) -> list[dict[str, object]]:
+        """``rows[i].to_json()`` for each of ``indices``, from the arrays (no row object); NaN stays NaN."""
+        c = self.columns
+        classes = [g.to_json() for g in c.growth_classes]
+        paths = self.experiment.callpaths.paths()
+        values = [c.measured, c.share, c.fitted, c.predicted, c.predicted_share, c.growth]
+        index = np.asarray(indices, dtype=np.int64)
+        measured, share, fitted, predicted, predicted_share, growth = (v[index].tolist() for v in values)
+        codes = c.growth_code[index].tolist()
+        return [{"callpath": paths[i], "measured": measured[k], "share": share[k], "fitted": fitted[k],
+                 "predicted": predicted[k], "predicted_share": predicted_share[k], "growth": growth[k],
+                 "growth_class": None if codes[k] < 0 else classes[codes[k]], "prior_note": c.prior_notes.get(i)}
+                for k, i in enumerate(index.tolist())]
+
     def prediction_document(self) -> dict[str, object]:
         """The analysis as JSON: metric, reference and target points, totals (rows are per model)."""
         return {"metric": self.metric, "unit": self.unit, "measure": self.measure,
