@@ -44,7 +44,7 @@ import numpy as np
 
 from pmkit.growth import Growth, growth_of
 from pmkit.models import Model, Quality
-from pmkit.pmnf import Factor, Function, Term
+from pmkit.pmnf import Factor, Function, Term, extrap_notation, number_texts, pretty_notation, shows_constant
 
 QUALITY_FIELDS = ("rss", "smape", "adjusted_r2", "cv_smape")
 """The columns of :attr:`ModelColumns.quality`, in order (the keys of :meth:`Quality.to_json`)."""
@@ -394,35 +394,44 @@ class ModelColumns:
 
     def extrap_texts(self, start: int = 0, stop: int | None = None) -> list[str | None]:
         """Series ``start:stop``'s functions in Extra-P's notation (:meth:`Function.extrap_text`), None without one."""
-        from pmkit.pmnf import extrap_text_of
-
+        stop = len(self) if stop is None else stop
+        bounds, has, shapes = self._text_rows(start, stop)
+        first = bounds[0]
+        constants = number_texts(self.c0[start:stop].tolist(), 10)
+        coefficients = number_texts(self.coefficient[first:bounds[-1]].tolist(), 10)
         bodies = [Term(1.0, f).extrap_body() for f in self.shapes]
-        return self._texts(start, stop, bodies, extrap_text_of, Function.extrap_text)
+        terms = list(zip(coefficients, [bodies[s] for s in shapes], strict=True))
+        out = [extrap_notation(constants[k], terms[bounds[k] - first:bounds[k + 1] - first]) if has[k] else None
+               for k in range(stop - start)]
+        return self._own_texts(out, start, stop, Function.extrap_text)
 
     def pretty_texts(self, start: int = 0, stop: int | None = None) -> list[str | None]:
         """Series ``start:stop``'s functions in compact notation (:meth:`Function.pretty_text`), None without one."""
-        from pmkit.pmnf import pretty_text_of
-
-        bodies = [Term(1.0, f).pretty_body() for f in self.shapes]
-        return self._texts(start, stop, bodies, pretty_text_of, Function.pretty_text)
-
-    def _texts(self, start: int, stop: int | None, bodies: list[str],
-               text_of: Callable[[float, list[tuple[float, str]]], str],
-               method: Callable[[Function], str]) -> list[str | None]:
         stop = len(self) if stop is None else stop
-        bounds = self.term_start[start:stop + 1].tolist()
+        bounds, has, shapes = self._text_rows(start, stop)
         first = bounds[0]
-        coefficients = self.coefficient[first:bounds[-1]].tolist()
-        shape_bodies = [bodies[s] for s in self.shape_of_term[first:bounds[-1]].tolist()]
         c0 = self.c0[start:stop].tolist()
-        has = self.has_function[start:stop].tolist()
+        constants = number_texts(c0, 4)
+        coefficients = self.coefficient[first:bounds[-1]]
+        magnitudes = number_texts(np.abs(coefficients).tolist(), 4)
+        bodies = [Term(1.0, f).pretty_body() for f in self.shapes]
+        terms = list(zip((coefficients < 0).tolist(), magnitudes, [bodies[s] for s in shapes], strict=True))
         out: list[str | None] = []
         for k in range(stop - start):
             if not has[k]:
                 out.append(None)
                 continue
             a, b = bounds[k] - first, bounds[k + 1] - first
-            out.append(text_of(c0[k], list(zip(coefficients[a:b], shape_bodies[a:b], strict=True))))
+            out.append(pretty_notation(constants[k] if shows_constant(c0[k], b - a) else None, terms[a:b]))
+        return self._own_texts(out, start, stop, Function.pretty_text)
+
+    def _text_rows(self, start: int, stop: int) -> tuple[list[int], list[bool], list[int]]:
+        """The term bounds, which series have a function, and the terms' shapes, of series ``start:stop``."""
+        bounds = self.term_start[start:stop + 1].tolist()
+        return bounds, self.has_function[start:stop].tolist(), self.shape_of_term[bounds[0]:bounds[-1]].tolist()
+
+    def _own_texts(self, out: list[str | None], start: int, stop: int,
+                   method: Callable[[Function], str]) -> list[str | None]:
         for i, function in self.own_functions.items():
             if start <= i < stop:
                 out[i - start] = getattr(function, method.__name__)()

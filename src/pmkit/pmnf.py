@@ -49,43 +49,47 @@ def fraction_text(value: Fraction) -> str:
 
 
 def _number_text(value: float, digits: int) -> str:
-    text = "%.*g" % (digits, value)  # noqa: UP031 -- as f"{value:.{digits}g}" but twice as fast (writers)
-    return text.replace("e+0", "e+").replace("e-0", "e-") if "e" in text else text
+    return number_texts([value], digits)[0]
 
 
-def _extrap_term(coefficient: float, body: str, digits: int) -> str:
-    text = _number_text(coefficient, digits)
-    return f"{text} * {body}" if body else text
+def number_texts(values: Iterable[float], digits: int) -> list[str]:
+    """Numbers as the notations write them: ``digits`` significant digits, exponents without a leading
+    zero (``1e+5``); many at once, as the model writers need them."""
+    texts = ["%.*g" % (digits, v) for v in values]  # noqa: UP031 -- as f"{v:.{digits}g}", twice as fast
+    return [t.replace("e+0", "e+").replace("e-0", "e-") if "e" in t else t for t in texts]
 
 
-def _pretty_term(magnitude: float, body: str, digits: int) -> str:
-    text = _number_text(magnitude, digits)
-    return f"{text}·{body}" if body else text
+def _extrap_term(coefficient: str, body: str) -> str:
+    return f"{coefficient} * {body}" if body else coefficient
 
 
-def extrap_text_of(constant: float, terms: Sequence[tuple[float, str]], digits: int = 10) -> str:
-    """``constant + Σ coefficient · body`` in Extra-P's notation, from each term's coefficient and
-    :meth:`Term.extrap_body`: the one place that notation is written (for a :class:`Function` and for
-    the columns of many models)."""
-    text = _number_text(constant, digits)
+def _pretty_term(magnitude: str, body: str) -> str:
+    return f"{magnitude}·{body}" if body else magnitude
+
+
+def extrap_notation(constant: str, terms: Sequence[tuple[str, str]]) -> str:
+    """Extra-P's notation of ``constant + Σ coefficient · body`` from the texts of the constant and of each
+    term's coefficient (:func:`number_texts`) and body (:meth:`Term.extrap_body`): the one place that
+    notation is written, for a :class:`Function` and for the columns of many models."""
+    text = constant
     for coefficient, body in terms:
-        text += f" + {_extrap_term(coefficient, body, digits)}"
+        text += f" + {_extrap_term(coefficient, body)}"
     return text.replace("+ -", "- ")
 
 
-def pretty_text_of(constant: float, terms: Sequence[tuple[float, str]], digits: int = 4) -> str:
-    """``constant + Σ coefficient · body`` in compact notation, from each term's coefficient and
-    :meth:`Term.pretty_body`; the constant is left out when it is 0 and there are terms."""
-    parts = []
-    if constant != 0 or not terms:
-        parts.append(_number_text(constant, digits))
-    for coefficient, body in terms:
-        text = _pretty_term(abs(coefficient), body, digits)
-        if not parts:
-            parts.append(f"-{text}" if coefficient < 0 else text)
-        else:
-            parts.append(f"{'-' if coefficient < 0 else '+'} {text}")
+def pretty_notation(constant: str | None, terms: Sequence[tuple[bool, str, str]]) -> str:
+    """The compact notation from the constant's text (None: left out) and each term's sign (negative or
+    not), magnitude text and body (:meth:`Term.pretty_body`)."""
+    parts = [] if constant is None else [constant]
+    for negative, magnitude, body in terms:
+        text = _pretty_term(magnitude, body)
+        parts.append((f"- {text}" if negative else f"+ {text}") if parts else (f"-{text}" if negative else text))
     return " ".join(parts)
+
+
+def shows_constant(constant: float, terms: int) -> bool:
+    """Whether the compact notation writes the constant: when it is not 0, or there are no terms."""
+    return constant != 0 or not terms
 
 
 @dataclass(frozen=True, order=True)
@@ -216,11 +220,11 @@ class Term:
         return "·".join(f.pretty_text() for f in self.factors)
 
     def extrap_text(self, digits: int = 10) -> str:
-        return _extrap_term(self.coefficient, self.extrap_body(), digits)
+        return _extrap_term(_number_text(self.coefficient, digits), self.extrap_body())
 
     def pretty_text(self, digits: int = 4) -> str:
         """The term without its sign: ``0.02·p·log2(p)``."""
-        return _pretty_term(abs(self.coefficient), self.pretty_body(), digits)
+        return _pretty_term(_number_text(abs(self.coefficient), digits), self.pretty_body())
 
     def to_json(self) -> dict[str, Any]:
         return {"coefficient": self.coefficient, "factors": [f.to_json() for f in self.factors]}
@@ -302,11 +306,14 @@ class Function:
 
     def extrap_text(self, digits: int = 10) -> str:
         """Extra-P's notation: ``3.1 + 0.02 * p^(1) * log2(p)^(1)``."""
-        return extrap_text_of(self.constant, [(t.coefficient, t.extrap_body()) for t in self.terms], digits)
+        return extrap_notation(_number_text(self.constant, digits),
+                               [(_number_text(t.coefficient, digits), t.extrap_body()) for t in self.terms])
 
     def pretty_text(self, digits: int = 4) -> str:
         """Compact notation for people: ``3.1 + 0.02·p·log2(p)``."""
-        return pretty_text_of(self.constant, [(t.coefficient, t.pretty_body()) for t in self.terms], digits)
+        constant = _number_text(self.constant, digits) if shows_constant(self.constant, len(self.terms)) else None
+        return pretty_notation(constant, [(t.coefficient < 0, _number_text(abs(t.coefficient), digits), t.pretty_body())
+                                          for t in self.terms])
 
     def __str__(self) -> str:
         return self.pretty_text()
