@@ -369,6 +369,8 @@ def load_inputs(args: argparse.Namespace, registry: Any) -> Any:
     if inputs.failed:
         say(err, "warning", "yellow", f"{len(inputs.failed)} of {len(args.paths)} inputs skipped")
     for _, experiment in inputs.read:
+        for text in experiment.provenance.warnings:
+            say(err, "warning", "yellow", text)
         for source, reason in experiment.provenance.skipped:
             say(err, "warning", "yellow", f"skipped {source}: {reason}")
     return inputs
