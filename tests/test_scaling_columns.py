@@ -122,6 +122,9 @@ def test_rows_hold_what_the_columns_hold() -> None:
             with np.errstate(all="ignore"):
                 assert row.fitted == function.evaluate(report.reference["p"])
                 assert row.predicted == function.evaluate(report.target["p"])
+    tree = experiment.callpaths
+    assert tree.parents().tolist() == [-1 if cp.parent is None else cp.parent for cp in tree]
+    assert tree.depths().tolist() == [cp.depth for cp in tree]
     assert report.modelers() == ["refining"]
     with pytest.raises(UsageError, match="did you mean main->r0"):
         report.row("R0")

@@ -474,9 +474,7 @@ def analyse(experiment: Experiment, models: ModelSet | Sequence[Model], metric: 
         models = ModelSet(experiment.parameters, list(models))
     info = experiment.metric(metric)
     tree = experiment.callpaths
-    nodes = [(-1 if cp.parent is None else cp.parent, cp.depth) for cp in tree]
-    parent = np.array([p for p, _ in nodes], dtype=np.int64).reshape(-1)
-    depth = np.array([d for _, d in nodes], dtype=np.int64).reshape(-1)
+    parent, depth = tree.parents(), tree.depths()
     ref = reference_index(experiment)
     reference = {name: float(v) for name, v in zip(experiment.parameters, experiment.points[ref], strict=True)}
     goal = resolve_target(experiment, target)

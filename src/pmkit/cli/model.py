@@ -49,7 +49,6 @@ def output_format(args: argparse.Namespace) -> str:
 def run_model(args: argparse.Namespace) -> int:
     from pmkit.options import parse_assignments
     from pmkit.sdk import DEFAULT_MODELER, model_with_prior
-    from pmkit.ui.model_table import model_table
 
     fmt = output_format(args)
     check_out(args.out, args.paths)
@@ -72,6 +71,8 @@ def run_model(args: argparse.Namespace) -> int:
             write_models(fmt, stream, parameters, [(source, models) for source, _, models in results],
                          sources=[s for s, _ in inputs.read], skipped=inputs.skipped, findings=findings)
         return EXIT_OK
+    from pmkit.ui.model_table import model_table
+
     with output(args.out, written) as stream:
         console = output_console(stream, args.out)
         for source, experiment, models in results:
