@@ -40,7 +40,6 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-import time
 from pathlib import Path
 
 from synthetic import speed_batch
@@ -126,18 +125,33 @@ def input_file(folder: Path, n: int, parameters: int) -> Path:
     return path
 
 
-def run(command: list[str], env: dict | None = None, stdout=subprocess.DEVNULL) -> dict:
-    """Wall seconds, CPU seconds and peak resident MB of one fresh process (``os.wait4`` of that child)."""
+LAUNCH = r"""
+import json, os, subprocess, sys, time
+with open(sys.argv[1], "wb") as errors:
     start = time.perf_counter()
-    proc = subprocess.Popen(command, stdout=stdout, stderr=subprocess.PIPE, env=env or ENV)
+    proc = subprocess.Popen(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=errors)
     _, status, usage = os.wait4(proc.pid, 0)
     seconds = time.perf_counter() - start
-    err = proc.stderr.read().decode() if proc.stderr else ""
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
-        raise SystemExit(f"{' '.join(command)} failed ({proc.returncode}):\n{err[-2000:]}")
+print(json.dumps({"code": os.waitstatus_to_exitcode(status), "wall": seconds,
+                  "cpu": usage.ru_utime + usage.ru_stime, "maxrss": usage.ru_maxrss}))
+"""
+"""Runs a command and reports its rusage.  A small process of its own: a child's peak resident size
+counts the pages of the process it was forked from, so the benchmark (which holds parsed documents)
+must not fork the measured command itself."""
+
+
+def run(command: list[str], env: dict | None = None) -> dict:
+    """Wall seconds, CPU seconds and peak resident MB of one fresh process."""
+    with tempfile.NamedTemporaryFile(suffix=".err") as errors:
+        done = subprocess.run([sys.executable, "-c", LAUNCH, errors.name, *command], capture_output=True, text=True,
+                              env=env or ENV, check=False)
+        if done.returncode != 0:
+            raise SystemExit(f"the launcher failed:\n{done.stderr[-2000:]}")
+        result = json.loads(done.stdout)
+        if result["code"] != 0:
+            raise SystemExit(f"{' '.join(command)} failed ({result['code']}):\n{Path(errors.name).read_text()[-2000:]}")
     scale = 1 / 1024 if sys.platform != "darwin" else 1 / 2**20
-    return {"wall": seconds, "cpu": usage.ru_utime + usage.ru_stime, "peak_mb": usage.ru_maxrss * scale}
+    return {"wall": result["wall"], "cpu": result["cpu"], "peak_mb": result["maxrss"] * scale}
 
 
 def stages(code: str, python: str, *args: str) -> dict:
