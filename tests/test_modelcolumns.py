@@ -56,7 +56,8 @@ def two_parameter_batch() -> SeriesBatch:
     grid = np.array([(p, q) for p in (4.0, 8, 16, 32, 64) for q in (10.0, 20, 30, 40, 50)])
     p, q = grid[:, 0], grid[:, 1]
     values = np.array([3 + 2 * p * q, 3 + 2 * p ** 1.5 + 0.5 * q * np.log2(q), 1 + 0.25 * p ** 2 * np.log2(q),
-                       5 + 0.1 * p * q + 4 * p, np.full(len(grid), 7.0), 2 + 3 * q, 3 + 2 * p * q])
+                       5 + 0.1 * p * q + 4 * p, np.full(len(grid), 7.0), 2 + 3 * q, 3 + 2 * p * q,
+                       3 + 200 * q / p, 1 + 500 / p + 2 * q])
     values[3, 4] = np.nan
     constraints = [None] * len(values)
     constraints[6] = Constraint(groups=(frozenset({"p"}), frozenset({"q"})), source="taint")
@@ -69,8 +70,18 @@ def five_parameter_batch() -> SeriesBatch:
     return SeriesBatch(tuple("abcde"), points, np.array([[1.0, 2, 3, 4, 5]]), ["main"], ["time"])
 
 
+def strong_scaling_batch() -> SeriesBatch:
+    """Falling laws and falling + growing sums (two terms), as strong scaling gives them."""
+    p = np.array([1.0, 2, 4, 8, 16, 32, 64])
+    laws = [5 + 100 / p, 2 + 400 / p + 0.5 * p, 1 + 300 / p + 3 * np.log2(p), 50 / p ** 0.5, 3 + 0 * p,
+            10 + 2 * p, 200 / p + 0.01 * p ** 2]
+    rng = np.random.default_rng(9)
+    values = np.array([law * (1 + rng.uniform(-0.005, 0.005, len(p))) for law in laws])
+    return SeriesBatch(("p",), p[:, None], values, [f"k{i}" for i in range(len(laws))], ["time"] * len(laws))
+
+
 BATCHES = {"one parameter": one_parameter_batch, "outlier": outlier_batch, "two parameters": two_parameter_batch,
-           "five parameters": five_parameter_batch}
+           "five parameters": five_parameter_batch, "strong scaling": strong_scaling_batch}
 
 
 def handmade() -> ModelSet:
@@ -223,3 +234,25 @@ def test_a_plugins_own_function_is_evaluated_and_printed_through_the_object() ->
     assert columns.extrap_texts() == ["twice 1 + 3 * p^(1)", "1 + 3 * p^(1)"]
     codes, classes = columns.growth()
     assert [classes[c].label for c in codes] == ["p", "p"]
+
+
+
+def test_single_columns_hold_the_laws_of_single_function() -> None:
+    from pmkit.fitting.refinement import refine_series
+    from pmkit.modelers.search_inputs import settings_from
+    from pmkit.modelers.single import single_columns, single_function
+    from pmkit.options import with_defaults
+
+    batch = strong_scaling_batch()
+    options = with_defaults(RefiningModeler().options, {}, "test")
+    fits = refine_series(batch.points[:, 0], batch.reduced(), settings_from(options))
+    assert fits.two_term.sum() >= 2 and (fits.alpha[:, 0] < 0).sum() >= 3, "falling and two-term laws"
+    count = len(batch)
+    none = (np.zeros(count, dtype=np.int64), [()])
+    columns = single_columns(batch, fits, np.full(count, 7), none, none, "refining", options)
+    for i in range(count):
+        expected = single_function(fits, i, "p")
+        assert columns.function(i) == expected
+        assert columns.extrap_texts(i, i + 1) == [expected.extrap_text()]
+        assert columns.evaluate({"p": 256.0})[i] == expected.evaluate({"p": 256.0})
+    assert RefiningModeler().model(batch).columns.term_start.tolist() == columns.term_start.tolist()

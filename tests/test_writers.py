@@ -12,7 +12,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_modelcolumns import handmade, one_parameter_batch, outlier_batch, two_parameter_batch
+from test_modelcolumns import (
+    handmade,
+    one_parameter_batch,
+    outlier_batch,
+    strong_scaling_batch,
+    two_parameter_batch,
+)
 
 from pmkit.analysis import Skipped
 from pmkit.findings import Finding
@@ -46,6 +52,7 @@ def sets() -> dict[str, list[tuple[str, ModelSet]]]:
     return {
         "one parameter": [("one.txt", model(one_parameter_batch())), ("outlier.txt", model(outlier_batch()))],
         "two parameters": [("two.txt", model(two_parameter_batch()))],
+        "strong scaling": [("strong.txt", model(strong_scaling_batch()))],
         "objects": [("hand·made.json", handmade())],
         "chunks": [("many.txt", many_series(3 * CHUNK_SIZE + 2)), ("few.txt", many_series(1))],
         "empty": [],

@@ -2,12 +2,14 @@
 
 :func:`model_single` groups the batch's series by their missing points, runs
 :func:`pmkit.fitting.refinement.refine_series` on each group (a prior's "constant" series with an
-infinite non-constancy threshold), and returns a :class:`~pmkit.models.ModelSet` that builds each
-:class:`~pmkit.models.Model` from the result arrays when it is asked for.
+infinite non-constancy threshold), and returns a :class:`~pmkit.models.ModelSet` of
+:class:`~pmkit.modelcolumns.ModelColumns` (:func:`single_columns` turns the result arrays into
+them), which builds a :class:`~pmkit.models.Model` only when one is asked for.
 """
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -17,6 +19,7 @@ from pmkit.fitting.refinement import RefineSettings, SingleFits, refine_series
 from pmkit.modelcolumns import ModelColumns, Terms, intern_notes
 from pmkit.modelers.search_inputs import SeriesData, constraint_codes, constraint_of, settings_from
 from pmkit.models import ModelSet
+from pmkit.pmnf import Factor, Function, Term, simple_function
 from pmkit.series import SeriesBatch
 
 
@@ -39,7 +42,7 @@ def model_single(batch: SeriesBatch, options: dict[str, Any], modeler: str = "re
             continue
         rows = group.rows[~forced[group.rows]]
         result = refine_series(x[group.columns], data.values[np.ix_(rows, group.columns)], settings)
-        _store(fits, rows, result)
+        fits.take(rows, result)
         if result.outlier is not None:
             left_out = result.outlier >= 0
             outlier_x[rows[left_out]] = x[group.columns][result.outlier[left_out]]
@@ -47,7 +50,7 @@ def model_single(batch: SeriesBatch, options: dict[str, Any], modeler: str = "re
         if const_rows.size:
             const = refine_series(x[group.columns], data.values[np.ix_(const_rows, group.columns)],
                                   RefineSettings(nonconstancy=np.inf))
-            _store(fits, const_rows, const)
+            fits.take(const_rows, const)
         note_texts.append(result.notes)
         group_notes[group.rows] = len(note_texts) - 1
     present = data.points_present
@@ -73,20 +76,35 @@ def model_single(batch: SeriesBatch, options: dict[str, Any], modeler: str = "re
     return ModelSet(batch.parameters, columns=single_columns(batch, fits, present, notes, outliers, modeler, options))
 
 
-def _store(fits: SingleFits, rows: np.ndarray, result: SingleFits) -> None:
-    for name in ("constant", "alpha", "beta", "c0", "c1", "rss", "smape", "loo_smape", "adjusted_r2"):
-        getattr(fits, name)[rows] = getattr(result, name)
+def single_function(fits: SingleFits, i: int, parameter: str) -> Function:
+    """Series ``i``'s law from search results: ``c0 + c1·x^α·log2^β(x)``, plus ``c2·x^α2·log2^β2(x)`` for
+    a two-term (falling + growing) law, with the falling term first.  One row as an object; a batch
+    becomes columns with :func:`single_columns`, which gives the same functions."""
+    if fits.constant[i]:
+        return Function((parameter,), float(fits.c0[i]))
+    alpha = Fraction(int(fits.alpha[i, 0]), int(fits.alpha[i, 1]))
+    beta = Fraction(int(fits.beta[i, 0]), int(fits.beta[i, 1]))
+    function = simple_function(parameter, float(fits.c0[i]), float(fits.c1[i]), alpha, beta)
+    if not fits.two_term[i]:
+        return function
+    second = Factor(parameter, Fraction(int(fits.alpha2[i, 0]), int(fits.alpha2[i, 1])),
+                    Fraction(int(fits.beta2[i, 0]), int(fits.beta2[i, 1])))
+    return Function((parameter,), function.constant, (*function.terms, Term(float(fits.c2[i]), (second,))))
 
 
 def single_columns(batch: SeriesBatch, fits: SingleFits, present: np.ndarray, notes: tuple[np.ndarray, list],
                    outliers: tuple[np.ndarray, list], modeler: str, options: dict[str, Any]) -> ModelColumns:
-    """The search results as model columns: ``c0 + c1·x^α·log2^β(x)``, the term left out where it is
-    trivial or its coefficient 0 (as :func:`pmkit.pmnf.simple_function`); no function without points.
-    ``notes`` and ``outliers`` are interned: per series an index, and the distinct values."""
+    """The search results as model columns, the laws of :func:`single_function`: ``c0 + c1·x^α·log2^β(x)``
+    (the term left out where it is trivial or its coefficient 0, as :func:`pmkit.pmnf.simple_function`
+    does), then ``c2·x^α2·log2^β2(x)`` for two-term laws; no function without points.  ``notes`` and
+    ``outliers`` are interned: per series an index, and the distinct values."""
     has = present > 0
-    grows = has & ~fits.constant & ((fits.alpha[:, 0] != 0) | (fits.beta[:, 0] != 0)) & (fits.c1 != 0)
+    law = has & ~fits.constant
+    first = law & ((fits.alpha[:, 0] != 0) | (fits.beta[:, 0] != 0)) & (fits.c1 != 0)
+    second = law & fits.two_term
     terms = Terms(len(batch), 1)
-    terms.add(np.flatnonzero(grows), fits.c1[grows], fits.alpha[grows][:, None], fits.beta[grows][:, None])
+    terms.add(np.flatnonzero(first), fits.c1[first], fits.alpha[first][:, None], fits.beta[first][:, None])
+    terms.add(np.flatnonzero(second), fits.c2[second], fits.alpha2[second][:, None], fits.beta2[second][:, None])
     term_start, coefficient, exponent, log_exponent = terms.build()
     quality = np.where(has[:, None], np.column_stack([fits.rss, fits.smape, fits.adjusted_r2, fits.loo_smape]),
                        np.nan)
