@@ -16,7 +16,7 @@ Layout — a term table in compressed-row form, the layout of Arrow's list array
     per term (T)     coefficient; exponent and log_exponent (T × parameters × 2: numerator and
                      denominator of the exact fraction; 0/1 where the parameter is absent)
     shared           parameters, note_groups (each a tuple of notes), outlier_groups (each a tuple of
-                     points left out as outliers), modeler, options
+                     points left out as outliers), modeler names (per series an index), options
 
 The terms of series ``i`` are rows ``term_start[i]:term_start[i + 1]``, in the function's order.
 Why this layout: the number of terms differs between series (none for a constant, one for a
@@ -62,6 +62,7 @@ def fraction(numerator: int, denominator: int) -> Fraction:
 
 
 def exponent_pairs(value: Fraction) -> tuple[int, int]:
+    """A Fraction as the (numerator, denominator) pair the columns hold."""
     return value.numerator, value.denominator
 
 
@@ -156,7 +157,9 @@ class ModelColumns:
     """The models of many series as columns; see the module docstring for the layout.
 
     Built by a modeler from its result arrays (``refining`` and ``multiparam`` do), or from Model
-    objects with :meth:`from_models`.  ``modeler`` and ``options`` are shared by every series.
+    objects with :meth:`from_models`.  ``options`` are shared by every series, and so is ``modeler``
+    unless ``modeler_of`` gives the names and each series' index into them; ``outliers`` likewise
+    gives each series' index into distinct tuples of left-out points (default: none).
     """
 
     def __init__(self, parameters: Sequence[str], callpaths: Sequence[str], metrics: Sequence[str], *,
