@@ -27,6 +27,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("nonconstancy", float, 2.0, "a growing law replaces the constant model only if its leave-one-out "
            "SMAPE is this many times smaller than the constant model's", minimum=1.0),
     Option("measure", str, "mean", "how repetitions are reduced to one value per point", choices=MEASURES),
+    Option("falling", bool, True, "search falling laws too: c0 + c·p^(-γ) (strong scaling) and, from 6 points "
+           "on, a·p^(-γ) + b·g(p) with a turning point; false: the growing laws of the original refining search only"),
 )
 """The options of the PMNF search modelers.
 
@@ -40,7 +42,8 @@ terms only when they cut the leave-one-out SMAPE by ``acceptance`` (:mod:`pmkit.
 def settings_from(options: dict[str, Any]) -> RefineSettings:
     """The search settings for resolved modeler options."""
     return RefineSettings(acceptance=float(options["acceptance"]), termination=float(options["termination"]),
-                          nonconstancy=float(options["nonconstancy"]), clean_constant=CLEAN_CONSTANT)
+                          nonconstancy=float(options["nonconstancy"]), clean_constant=CLEAN_CONSTANT,
+                          falling=bool(options.get("falling", True)))
 
 
 class SeriesData:
