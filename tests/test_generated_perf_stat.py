@@ -69,3 +69,11 @@ def test_a_header_without_counters_is_one_line(tmp_path):
     with pytest.raises(InputError, match="holds no counter values") as info:
         pmkit.read(path, reader="perf-stat")
     assert "metric_only.out" in str(info.value) and "\n" not in str(info.value)
+
+
+def test_an_empty_capture_says_where_perf_wrote(tmp_path):
+    """``20_csv_to_stderr.stdout``: perf stat wrote to stderr, the captured stdout is empty."""
+    path = tmp_path / "to_stderr.stdout"
+    path.write_text("")
+    with pytest.raises(InputError, match=r"is empty \(perf stat writes to stderr unless given -o FILE\)"):
+        pmkit.read(path, reader="perf-stat")
