@@ -18,7 +18,12 @@ out in every format Extra-P reads, in the layouts its own example files use:
 
 A point left out (``None``) is written the way each format expresses it, so the files Extra-P
 rejects for a missing point come from the same description.  Nothing here is committed as a
-file: tests write what they need into a temporary folder.
+file: tests write what they need into a temporary folder::
+
+    m = Measurements.from_laws(("p",), [(2,), (4,), (8,), (16,)],
+                               {("main->solve", "time"): lambda p: 1 + 0.5 * p}, repetitions=3)
+    write_text(tmp_path / "study.txt", m)            # pmkit show study.txt
+    write_jsonl(tmp_path / "study.jsonl", m.without(("main->solve", "time"), 2))   # rejected
 """
 
 from __future__ import annotations
@@ -80,10 +85,12 @@ class Measurements:
 
     @property
     def callpaths(self) -> list[str]:
+        """The call paths, in the order ``values`` first names them."""
         return list(dict.fromkeys(callpath for callpath, _ in self.values))
 
     @property
     def metrics(self) -> list[str]:
+        """The metrics, in the order ``values`` first names them."""
         return list(dict.fromkeys(metric for _, metric in self.values))
 
     def without(self, key: Key, point: int) -> Measurements:

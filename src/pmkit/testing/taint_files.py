@@ -14,7 +14,13 @@ lists it among the instrumented functions no parameter reached.  MPI routines ar
 makes of it for Extra-P (``callstack``, ``data`` dependency trees, ``deps``): callees' trees are
 inlined, behaviours merged into one entry, callers without loops of their own dropped from the
 call stacks below the outermost one, and the list of unimportant functions left out, as the
-converter does.  Tests use it to write Perf-Taint files in a temporary folder.
+converter does.  Tests use it to write Perf-Taint files in a temporary folder::
+
+    program = TaintProgram(("n",), [
+        SourceFunction("main", behaviours=[Behaviour((Call("solve"),), (None,))]),
+        SourceFunction("solve", "solve(int)", behaviours=[Behaviour((Loop(("n",), (Loop(("n",)),)),))]),
+        SourceFunction("atoi")])
+    program.write(tmp_path / "app_0.json")          # pmkit show study --prior app_0.json
 """
 
 from __future__ import annotations
@@ -76,6 +82,7 @@ class SourceFunction:
 
     @property
     def is_mpi(self) -> bool:
+        """An MPI routine (``MPI_*``, ``PMPI_*``), which Perf-Taint's database describes."""
         return self.mangled.startswith(("MPI_", "PMPI_"))
 
 
