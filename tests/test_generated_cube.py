@@ -18,7 +18,7 @@ import pytest
 
 import pmkit
 from pmkit.readers.cube import read_cube
-from pmkit.testing.cubewriter import TIME, VISITS, CubeMetric, write_cube
+from pmkit.testing.cubewriter import TIME, VISITS, CubeMetric, edit_member, write_cube
 
 RNG = np.random.default_rng(2024)
 THREE = ["main", "main->foo", "main->bar"]
@@ -229,3 +229,14 @@ def test_simple_threaded_twin(tmp_path):
             stored = weak.locations[name][pt][:, 0, :]
             np.testing.assert_allclose(np.median(stored, axis=1), np.median(per_location, axis=1), rtol=1e-12)
             np.testing.assert_allclose(stored.min(axis=1), per_location.min(axis=1), rtol=1e-12, atol=1e-15)
+
+
+def test_a_value_type_pycubexr_cannot_decode_is_named(tmp_path):
+    """A scalar-looking type pycubexr has no decoder for (a newer CubeLib's, or a damaged anchor)."""
+    path = write_cube(tmp_path / "a.p2.r1" / "x.cubex", THREE, [TIME, CubeMetric("wide", "sec", "DOUBLE", "EXCLUSIVE")],
+                      {"time": np.ones((3, 2)), "wide": np.ones((3, 2))}, processes=2)
+    edit_member(path, "anchor.xml", lambda anchor: anchor.replace(b"<uniq_name>wide</uniq_name><dtype>DOUBLE",
+                                                                  b"<uniq_name>wide</uniq_name><dtype>FLOAT128"))
+    exp = pmkit.read(path)
+    assert exp.metric_names == ["time"]
+    assert exp.provenance.skipped == [(str(path), "metric wide: pycubexr cannot decode values of type FLOAT128")]

@@ -434,3 +434,30 @@ def test_show_prints_the_stored_model_set(statistics_only, pmkit_cli):
     result = pmkit_cli("show", statistics_only, "--callpath", "sort")
     assert result.returncode == 0, result.stderr
     assert "Default Model" in result.stdout
+
+
+@pytest.mark.parametrize("version,note", [("4.0.3", "Extra-P modeled the median of the repetitions"),
+                                          ("4.2.5", "Extra-P modeled the median of the repetitions")])
+def test_stored_models_say_what_extrap_modeled(tmp_path, version, note):
+    from pmkit.testing.extrap_inputs import StoredModel, write_extrap_experiment
+
+    models = [StoredModel("merge", "time", _stored_function(), measure="median")]
+    path = write_extrap_experiment(tmp_path / "median.extra-p", MEAN_MEDIAN, version=version,
+                                   model_sets={"median model": models})
+    model = pmkit.read(path, registry=REGISTRY).stored_models["median model"].get("merge", "time")
+    assert note in model.notes and f"stored by Extra-P {version} in model set 'median model'" in model.notes
+
+
+def test_windows_line_ends_and_names_outside_ascii(tmp_path):
+    m = study(("p", "n"), grid((2, 4, 8), (10, 20)), ["Grüße", "Grüße->naïve_∂"], ["time"], 3)
+    path = write_text(tmp_path / "crlf.txt", m)
+    path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+    assert_reads_back(pmkit.read(path, registry=REGISTRY), m)
+
+
+def test_points_line_without_points(tmp_path):
+    path = tmp_path / "empty_points.txt"
+    path.write_text("PARAMETER p\nPOINTS\nREGION r\nDATA 1\n")
+    with pytest.raises(InputError, match="POINTS line lists no points") as info:
+        pmkit.read(path, registry=REGISTRY)
+    assert info.value.line == 2

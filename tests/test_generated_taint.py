@@ -394,3 +394,36 @@ def test_twin_is_what_perf_taint_writes(shared_data, program, flavour):
                 if "deps" in loop:
                     loop["deps"] = sorted(sorted(d) for d in loop["deps"])
     assert _without_locations(twin) == _without_locations(real)
+
+
+def test_parameter_map_either_way_round_and_wrong(twins):
+    source = twins / "dataflow/matmul.c.json"
+    assert load(source, map={"rows": "m"}).mapping["m"] == "rows"  # EXPERIMENT=TAINT, unambiguous
+    assert load(source, map={"m": "rows"}).mapping["m"] == "rows"
+    from pmkit.errors import UsageError
+
+    with pytest.raises(UsageError, match=r"parameter map a=b: neither is a parameter .* m, n, k"):
+        load(source, map={"a": "b"})
+    with pytest.raises(UsageError, match="option map: 'size' is not a list of NAME=VALUE pairs"):
+        load_prior(source, "taint", registry=build_registry(entry_points=False), map="size")
+
+
+def test_loops_without_parameters_pass_their_inner_loops_on(tmp_path):
+    """A loop no parameter reaches, around one that a parameter does: the inner loop's set."""
+    program = TaintProgram(("n", "m"), [SourceFunction("main"), SourceFunction(
+        "f", behaviours=[Behaviour((Loop((), (Loop(("n",)), Loop(("m",), (Loop(("n",)),)))),))])])
+    for flavour in ("raw", "processed"):
+        assert read_taint(program.write(tmp_path / f"f.{flavour}.json", flavour)).functions["f"].groups == \
+            sets("n", "m n")
+
+
+def test_functions_listed_without_loops(tmp_path):
+    """A raw file whose functions have no loop entries: read as raw, every function constant."""
+    data = MATMUL.raw()
+    data["functions"] = {name: {"func_idx": entry["func_idx"]} for name, entry in data["functions"].items()}
+    path = tmp_path / "noloops.json"
+    path.write_text(json.dumps(data))
+    analysis = read_taint(path)
+    assert analysis.flavours == {"raw"}
+    assert {name: f.status for name, f in analysis.functions.items()} == {
+        "create_matrix": CONSTANT, "mat_mul": CONSTANT, "main": PRUNED, "atoi": PRUNED}

@@ -18,7 +18,7 @@ import io
 import struct
 import tarfile
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
@@ -184,6 +184,20 @@ def write_cube(path: str | Path, callpaths: Sequence[str | Sequence[str]], metri
     data = buffer.getvalue()
     path.write_bytes(_break_checksums(data) if broken_checksums else data)
     return path
+
+
+def edit_member(path: str | Path, name: str, edit: Callable[[bytes], bytes]) -> Path:
+    """Rewrite member ``name`` of a written Cube file as ``edit`` returns it (for damaged or unusual files)."""
+    with tarfile.open(path) as tar:
+        members = {m.name: tar.extractfile(m).read() for m in tar.getmembers()}  # type: ignore[union-attr]
+    members[name] = edit(members[name])
+    with tarfile.open(path, "w", format=tarfile.USTAR_FORMAT) as tar:
+        for member, payload in members.items():
+            info = tarfile.TarInfo(member)
+            info.size = len(payload)
+            info.mode = 0o600
+            tar.addfile(info, io.BytesIO(payload))
+    return Path(path)
 
 
 def _scalar_data(given: np.ndarray, metric: CubeMetric, tree: _Tree, n_loc: int, as_stored: bool) -> np.ndarray:

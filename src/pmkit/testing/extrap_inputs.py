@@ -283,7 +283,11 @@ def _exponent(value: Any) -> str | float:
 
 @dataclass
 class StoredModel:
-    """A model saved in an ``.extra-p`` file's model set, with the quality figures Extra-P stores."""
+    """A model saved in an ``.extra-p`` file's model set, with the quality figures Extra-P stores.
+
+    ``measure`` is what Extra-P modeled (``"mean"`` or ``"median"`` of the repetitions); Extra-P
+    4.0 records it as ``_use_median``, 4.2 also as ``_use_measure``.
+    """
 
     callpath: str
     metric: str
@@ -291,6 +295,7 @@ class StoredModel:
     rss: float = 0.0
     smape: float = 0.0
     ar2: float = 1.0
+    measure: str = "mean"
 
 
 def write_extrap_experiment(path: str | Path, m: Measurements, *, keep_values: bool = True,
@@ -320,10 +325,12 @@ def write_extrap_experiment(path: str | Path, m: Measurements, *, keep_values: b
     for name, models in (model_sets or {}).items():
         stored: dict[str, dict[str, Any]] = {}
         for model in models:
-            stored.setdefault(model.callpath, {})[model.metric] = {"hypothesis": {
-                "function": function_json(model.function), "RSS": model.rss, "rRSS": 0.0, "SMAPE": model.smape,
-                "AR2": model.ar2, "RE": 0.0, "_use_median": False, "_costs_are_calculated": True,
-                "$type": "MultiParameterHypothesis"}}
+            hypothesis = {"function": function_json(model.function), "RSS": model.rss, "rRSS": 0.0,
+                          "SMAPE": model.smape, "AR2": model.ar2, "RE": 0.0, "_use_median": model.measure == "median",
+                          "_costs_are_calculated": True, "$type": "MultiParameterHypothesis"}
+            if not version.startswith("4.0"):
+                hypothesis["_use_measure"] = model.measure.upper()
+            stored.setdefault(model.callpath, {})[model.metric] = {"hypothesis": hypothesis}
         modelers.append({"name": name, "modeler": {"use_median": False, "$type": modeler}, "models": stored})
     document = {"Extra-P": version, "scaling": None, "parameters": list(m.parameters),
                 "measurements": measurements, "modelers": modelers}
