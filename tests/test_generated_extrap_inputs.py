@@ -461,3 +461,36 @@ def test_points_line_without_points(tmp_path):
     with pytest.raises(InputError, match="POINTS line lists no points") as info:
         pmkit.read(path, registry=REGISTRY)
     assert info.value.line == 2
+
+
+def test_data_lines_with_unicode_spaces_join_the_others_in_order(tmp_path):
+    """Lines with bytes outside ASCII are read by Python's split (as Extra-P's ``\\s+``), the rest in bulk."""
+    m = study(("p",), P5, ["main", "main->solve"], ["time"], 3)
+    path = write_text(tmp_path / "spaces.txt", m)
+    lines = path.read_text().split("\n")
+    odd = [i for i, line in enumerate(lines) if line.startswith("DATA")][1::3]
+    for i in odd:
+        lines[i] = lines[i].replace(" ", "\u3000").replace("DATA\u3000", "DATA\u00a0")
+    path.write_text("\n".join(lines))
+    assert_reads_back(pmkit.read(path, registry=REGISTRY), m)
+
+
+@pytest.mark.parametrize("data,fragment", [("DATA inf x", "'inf' is not a finite number"),
+                                           ("DATA 1 -inf", "'-inf' is not a finite number")])
+def test_infinite_values_are_named(tmp_path, data, fragment):
+    path = tmp_path / "inf.txt"
+    path.write_text(f"PARAMETER p\nPOINTS 1\nREGION r\n{data}\n")
+    with pytest.raises(InputError, match=fragment) as info:
+        pmkit.read(path, registry=REGISTRY)
+    assert info.value.line == 4
+
+
+def test_new_json_names_the_first_bad_value(tmp_path):
+    m = study(("x",), X5, ["sweep"], ["time"])
+    path = write_json(tmp_path / "bad.json", m)
+    document = json.loads(path.read_text())
+    document["measurements"]["sweep"]["time"][3]["values"][1] = "fast"
+    path.write_text(json.dumps(document))
+    with pytest.raises(InputError, match="expected a number") as info:
+        pmkit.read(path, registry=REGISTRY)
+    assert info.value.member == "measurements/sweep/time[3]"
