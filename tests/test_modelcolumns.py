@@ -7,6 +7,7 @@ exactly what the Function of each series gives.
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction as F
 
@@ -104,6 +105,7 @@ def handmade() -> ModelSet:
     return ModelSet(params, models)
 
 
+@functools.cache
 def model_sets() -> dict[str, ModelSet]:
     sets = {name: RefiningModeler().model(make()) for name, make in BATCHES.items()}
     sets["handmade"] = handmade()
