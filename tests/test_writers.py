@@ -191,3 +191,21 @@ def test_the_streamed_show_document_is_the_document_of_the_objects(example_study
     assert streamed["findings"] and streamed["show"][0]["total_predicted"] > 0
     assert sum(m["prediction"] is not None for m in streamed["models"]) > 10
     assert streamed == json.loads(json.dumps(show_document(analysis)))
+
+
+REAL_INPUTS = ["extrap-formats/input/input_data_1p.txt", "extrap-formats/input/input_data_3p.txt",
+               "extrap-formats/json/input_4.JSON", "extrap-formats/jsonlines/matrix_3p.jsonl",
+               "extrap-formats/talpas/talpas_8.txt", "extrap-formats/input/exp_only_mean_median.extra-p",
+               "cube/extrap-mm-single"]
+
+
+@pytest.mark.parametrize("name", REAL_INPUTS)
+def test_the_streamed_document_is_the_document_of_the_objects_on_real_files(shared_data, name) -> None:
+    import pmkit
+
+    path = shared_data / name
+    experiment = pmkit.read(path)
+    models = pmkit.model(experiment)
+    assert len(models) > 0
+    named = [(str(path), models)]
+    assert json.loads(written("json", experiment.parameters, named)) == expected(experiment.parameters, named)
