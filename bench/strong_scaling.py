@@ -195,7 +195,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             values = exact_values[..., None] * (1 + rng.uniform(-noise, noise, (*exact_values.shape, 1)))
             console.log(f"±{noise:.0%}, x = {xs_label}: {values.shape[0]} series")
             results: dict[str, list[Function | None]] = {}
-            functions, took = model_with_pmkit(x, values, "refining", options)
+            functions, took, _ = model_with_pmkit(x, values, "refining", options)
             results[pm], seconds[pm] = functions, seconds[pm] + took
             if not args.no_extrap:
                 ex, ex_seconds = model_with_extrap_chunked(x, values, args.chunk, args.jobs, console, TOOLS_EXTRAP)

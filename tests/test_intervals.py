@@ -41,6 +41,8 @@ def test_one_parameter_intervals_cover_the_truth_about_as_often_as_they_say() ->
     assert np.median(high / low) < 2.0  # narrow where the data are clear
     # the vectorised form and the per-model form agree
     one = models[0].predict({"x": 128.0})
+    value0, low0, high0 = one
+    assert (value0, low0, high0) == (one.value, one.low, one.high)
     assert one.value == pytest.approx(value[0]) and one.low == pytest.approx(low[0]) and one.high == pytest.approx(
         high[0])
     # a lower level gives a narrower interval

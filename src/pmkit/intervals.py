@@ -14,7 +14,7 @@ a columnar model set as extra rows.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,6 +33,10 @@ class Interval:
     low: float
     high: float
     level: float = DEFAULT_LEVEL
+
+    def __iter__(self) -> Iterator[float]:
+        """``value, low, high = model.predict(point)``."""
+        return iter((self.value, self.low, self.high))
 
     @property
     def known(self) -> bool:
