@@ -132,3 +132,14 @@ def test_ranking_by_the_low_end() -> None:
     assert lows == sorted(lows, reverse=True)
     with pytest.raises(pmkit.errors.UsageError):
         report.ranking(by="width")
+
+
+def test_predicting_some_rows_gives_their_part_of_all() -> None:
+    rng = np.random.default_rng(6)
+    x = np.array([2.0, 4, 8, 16, 32])
+    values = (1 + 0.3 * x ** 2)[None, :, None] * (1 + rng.uniform(-0.03, 0.03, (20, 5, 1)))
+    models = pmkit.model(experiment(("x",), x[:, None], values))
+    everything = models.predict(100.0)
+    some = models.predict(100.0, rows=np.array([3, 7, 11]))
+    for whole, part in zip(everything, some, strict=True):
+        np.testing.assert_allclose(part, whole[[3, 7, 11]])

@@ -207,18 +207,23 @@ class ModelSet(Sequence[Model]):
             return self._uncertainty
         return None if self._columns is None else self._columns.uncertainty
 
-    def predict(self, point: Mapping[str, float] | Sequence[float] | float, level: float = DEFAULT_LEVEL
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Every model's prediction at ``point`` and its ``level`` interval, as arrays (value, low, high) in
-        series order; NaN where a model has no function, NaN bounds where it has no interval."""
+    def predict(self, point: Mapping[str, float] | Sequence[float] | float, level: float = DEFAULT_LEVEL,
+                rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every model's (or the models at positions ``rows``') prediction at ``point`` and its ``level``
+        interval, as arrays (value, low, high) in series order; NaN where a model has no function, NaN
+        bounds where it has no interval."""
         coords = _coordinates(point, self.parameters)
-        count = len(self)
         value = np.asarray(self.columns.evaluate(dict(zip(self.parameters, coords, strict=True))), dtype=float)
+        if rows is not None:
+            rows = np.asarray(rows, dtype=np.int64)
+            value = value[rows]
+        count = len(value)
         low, high = np.full(count, np.nan), np.full(count, np.nan)
         if self.uncertainty is not None:
-            _, low, high = self.uncertainty.predict(coords, level)
+            _, low, high = self.uncertainty.predict(coords, level, rows)
         elif self._columns is None and any(m.uncertainty is not None for m in self):
-            found = [m.predict(coords, level) for m in self]
+            chosen = range(len(self)) if rows is None else rows.tolist()
+            found = [self[int(i)].predict(coords, level) for i in chosen]
             low, high = np.array([f.low for f in found]), np.array([f.high for f in found])
         known = np.isfinite(low) & np.isfinite(high) & np.isfinite(value)
         low = np.where(known, np.fmin(low, value), np.nan)

@@ -575,8 +575,8 @@ def _intervals(models: ModelSet, position: np.ndarray, with_function: np.ndarray
     if not with_function.any():
         return low, high
     with np.errstate(all="ignore"):
-        _, lows, highs = models.predict(dict(target), INTERVAL_LEVEL)
-    low[with_function], high[with_function] = lows[position[with_function]], highs[position[with_function]]
+        _, low[with_function], high[with_function] = models.predict(dict(target), INTERVAL_LEVEL,
+                                                                    position[with_function])
     return low, high
 
 
