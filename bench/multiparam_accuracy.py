@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from multistudy import Run, TermSpec, noisy, report, run_main, scaled_laws
+from multistudy import Run, TermSpec, noisy, report, run_main, scaled_laws, targets
 from synthetic import COMMON, RARE
 
 VALUES = (4.0, 8.0, 16.0, 32.0, 64.0)
@@ -85,6 +85,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             run.console.log(f"{label}: {values.shape[0]} series")
             run.score(run.model(params, points, values, target), cases, target, rates, label)
     report(run.console, run.tools, rates, n)
+    targets(run.console, run.tools, rates)
     run.finish(rates)
     return 0
 

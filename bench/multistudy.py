@@ -340,3 +340,29 @@ def run_main(main) -> None:
     except (PmkitError, ExtrapUnavailable) as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(2)
+
+
+def targets(console: Console, tools: list[str], rates: dict, off2_at: str | None = None) -> None:
+    """Issue 18's targets: (at ``off2_at`` noise) predictions off by more than 2× on ≤ 5% of series, for
+    every tool; right parameter sets, lead exponents and predictions within 5% at least Extra-P's in
+    every case (each shortfall listed); 90% intervals covering 85–95% per case."""
+    pm = tools[0]
+    if off2_at is not None:
+        for tool in tools:
+            at = [per[tool]["off2"] for label, cases in rates.items() if label.startswith(off2_at)
+                  for per in cases.values()]
+            console.print(f"{off2_at}: {tool} off by more than 2× on {np.mean(at):.1f}% of series (target ≤ 5%; "
+                          f"worst case {max(at):.0f}%)")
+    for rival in tools[1:]:
+        behind = [f"{label} {case} {key} {per[pm][key]:.0f} < {per[rival][key]:.0f}"
+                  for label, cases in rates.items() for case, per in cases.items()
+                  for key in ("params", "lead", "within") if per[pm][key] < per[rival][key]]
+        console.print(f"at least {rival}'s in every case: " + ("yes" if not behind else f"NO, {len(behind)} of "
+                      f"{3 * sum(len(c) for c in rates.values())}:"))
+        for line in behind:
+            console.print(f"  {line}")
+    covered = [per[pm]["covered"] for cases in rates.values() for per in cases.values()]
+    if np.isfinite(covered).any():
+        outside = sum(1 for c in covered if not 85 <= c <= 95)
+        console.print(f"90% intervals: coverage {min(covered):.0f}–{max(covered):.0f}% per case, "
+                      f"{np.nanmean(covered):.1f}% overall; {outside} of {len(covered)} cases outside 85–95%")

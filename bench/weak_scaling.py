@@ -22,8 +22,7 @@ from collections.abc import Sequence
 from fractions import Fraction as F
 
 import numpy as np
-from multistudy import Run, TermSpec, noisy, report, run_main, scaled_laws
-from rich.console import Console
+from multistudy import Run, TermSpec, noisy, report, run_main, scaled_laws, targets
 
 PARAMETERS = ("p", "size")
 P_VALUES = (27.0, 64.0, 125.0, 216.0, 343.0)
@@ -66,29 +65,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             run.console.log(f"{label}: {values.shape[0]} series")
             run.score(run.model(PARAMETERS, GRID, values, TARGET), cases, TARGET, rates, label)
     report(run.console, run.tools, rates, n)
-    targets(run.console, run.tools, rates)
+    targets(run.console, run.tools, rates, off2_at="±5%")
     run.finish(rates)
     return 0
-
-
-def targets(console: Console, tools: list[str], rates: dict) -> None:
-    """The issue's targets: at ±5%, predictions off by more than 2× on ≤ 5% of series; parameter sets, lead
-    exponents and predictions within 5% at least Extra-P's in every case; 90% intervals covering 85–95%."""
-    pm = tools[0]
-    at5 = [per[pm]["off2"] for label, cases in rates.items() if label.startswith("±5%") for per in cases.values()]
-    console.print(f"±5%: {pm} off by more than 2× on {np.mean(at5):.1f}% of series (target ≤ 5%; worst case "
-                  f"{max(at5):.0f}%)")
-    for rival in tools[1:]:
-        behind = [f"{label} {case} {key} {per[pm][key]:.0f} < {per[rival][key]:.0f}"
-                  for label, cases in rates.items() for case, per in cases.items()
-                  for key in ("params", "lead", "within") if per[pm][key] < per[rival][key]]
-        console.print(f"at least {rival}'s in every case: " + ("yes" if not behind else
-                                                               f"NO ({len(behind)}): " + "; ".join(behind)))
-    covered = [per[pm]["covered"] for cases in rates.values() for per in cases.values()]
-    if np.isfinite(covered).any():
-        outside = sum(1 for c in covered if not 85 <= c <= 95)
-        console.print(f"90% intervals: coverage {min(covered):.0f}–{max(covered):.0f}% per case, "
-                      f"{np.nanmean(covered):.1f}% overall; {outside} of {len(covered)} cases outside 85–95%")
 
 
 if __name__ == "__main__":

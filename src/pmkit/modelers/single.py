@@ -87,8 +87,15 @@ def model_single(batch: SeriesBatch, options: dict[str, Any], modeler: str = "re
             rows = group.rows
             if group.columns.size == 0:
                 continue
-            found = single_alternatives(parameter, x[group.columns], data.values[np.ix_(rows, group.columns)],
-                                        fits.subset(rows), settings, (rep_var[rows], rep_dof[rows]))
+            own = fits.subset(rows)
+            values = data.values[np.ix_(rows, group.columns)].copy()
+            left_out = np.flatnonzero(np.isfinite(outlier_x[rows]))
+            if left_out.size:
+                # a point left out as an outlier takes no part: it stands at the model's own value
+                at = np.argmax(x[group.columns][None, :] == outlier_x[rows[left_out], None], axis=1)
+                values[left_out, at] = own.evaluate(x[group.columns])[left_out, at]
+            found = single_alternatives(parameter, x[group.columns], values, own, settings,
+                                        (rep_var[rows], rep_dof[rows]))
             table.put(rows, found)
         return table
 
