@@ -12,6 +12,8 @@ import numpy as np
 from pmkit.constraints import Constraint
 from pmkit.experiment import MEASURES, reduce_repetitions
 from pmkit.fitting.refinement import RefineSettings
+from pmkit.fitting.segments import MIN_POINTS as SEGMENT_MIN_POINTS
+from pmkit.fitting.segments import MODES as SEGMENT_MODES
 from pmkit.options import Option
 from pmkit.series import SeriesBatch
 
@@ -26,6 +28,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("nonconstancy", float, 2.0, "a growing model replaces the constant one only if it improves "
            "the constant model's SMAPE by this factor"),
     Option("measure", str, "mean", "how repetitions are reduced to one value per point", choices=MEASURES),
+    Option("segments", str, "auto", f"series with {SEGMENT_MIN_POINTS} or more points: test for a change of law at "
+           "a threshold and fit each side (auto), never (off), or always split at the best change point (always)",
+           choices=SEGMENT_MODES),
 )
 
 

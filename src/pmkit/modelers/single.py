@@ -16,6 +16,7 @@ import numpy as np
 from pmkit.fitting.maskgroups import group_by_mask
 from pmkit.fitting.refinement import RefineSettings, SingleFits, refine_series
 from pmkit.modelers.search_inputs import SeriesData, constraint_of, settings_from
+from pmkit.modelers.segmented import SegmentCollector
 from pmkit.models import Model, ModelSet, Quality
 from pmkit.pmnf import Function, simple_function
 from pmkit.series import SeriesBatch
@@ -35,6 +36,7 @@ def model_single(batch: SeriesBatch, options: dict[str, Any], modeler: str = "re
     if batch.constraints is not None:
         forced = np.array([c is not None and not c.allows(parameter) for c in batch.constraints], dtype=bool)
     settings = settings_from(options)
+    segments = SegmentCollector(count, parameter, options.get("segments", "auto"), _single_function)
     for group in group_by_mask(data.values):
         if group.columns.size == 0:
             continue
@@ -44,6 +46,8 @@ def model_single(batch: SeriesBatch, options: dict[str, Any], modeler: str = "re
         if result.outlier is not None:
             left_out = result.outlier >= 0
             outlier_x[rows[left_out]] = x[group.columns][result.outlier[left_out]]
+        split = segments.add(rows, x[group.columns], data.values[np.ix_(rows, group.columns)], result, settings)
+        outlier_x[rows[split]] = np.nan
         const_rows = group.rows[forced[group.rows]]
         if const_rows.size:
             const = refine_series(x[group.columns], data.values[np.ix_(const_rows, group.columns)],
@@ -69,8 +73,8 @@ def model_single(batch: SeriesBatch, options: dict[str, Any], modeler: str = "re
         function = _single_function(fits, i, parameter)
         quality = Quality(float(fits.rss[i]), float(fits.smape[i]), float(fits.adjusted_r2[i]),
                           float(fits.loo_smape[i]))
-        return Model(batch.callpaths[i], batch.metrics[i], function, quality, modeler, options, tuple(notes),
-                     int(present[i]))
+        return segments.apply(i, Model(batch.callpaths[i], batch.metrics[i], function, quality, modeler, options,
+                                       tuple(notes), int(present[i])))
 
     return ModelSet(batch.parameters, count=count, make=make, modeler=modeler)
 

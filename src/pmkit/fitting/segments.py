@@ -1,0 +1,259 @@
+"""Change points: does a series follow one law up to a threshold and another beyond it?
+
+Run for many series at once, on top of the refining search (:func:`refine_series`, used as it is on
+subsets of the points).  For series sharing their points ``x`` (sorted here), with their one-law
+fits from the search:
+
+1. every split into a left part (the ``k`` smallest points) and a right part (the rest), each with at
+   least :data:`MIN_SIDE` points, is searched on both sides with the same search; the split whose two
+   laws miss the values least (RMS relative error of relative least-squares refits, over all points)
+   is the candidate;
+2. the law changes when no single law comes close: the one-law model must miss the values
+   :data:`ONE_LAW_RATIO` times more than the two segments do (and by at least
+   :data:`MATERIAL_ERROR`), and so must every smooth two-term law ``c0 + a·t1(x) + b·t2(x)`` with
+   ``a, b > 0`` (:data:`SMOOTH_RATIO`; terms from :func:`smooth_terms`) — a sum of two positive
+   costs, which the one-term search cannot express, bends smoothly where segments break;
+3. the change point is where the two laws meet between the last point of the left part and the first
+   of the right one (or half way between them, on the points' scale, where they do not meet); its
+   interval spans the splits whose error is within :data:`INTERVAL_FACTOR` of the best one.
+
+The thresholds and their figures are in :mod:`pmkit.modelers.segmented`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from fractions import Fraction
+from functools import lru_cache
+
+import numpy as np
+
+from pmkit.fitting.refinement import RefineSettings, SingleFits, _relative_deviations, refine_series
+
+MIN_SIDE = 4
+"""Points each segment needs: two coefficients and an exponent fitted, and points left to judge them."""
+MIN_POINTS = 2 * MIN_SIDE
+"""Series with fewer points are never split: both segments need :data:`MIN_SIDE` points."""
+ONE_LAW_RATIO = 2.0
+"""The one-law model's RMS relative error must be this many times the two segments'."""
+SMOOTH_RATIO = 2.0
+"""...and so must the best smooth two-term law's (positive coefficients, see :func:`smooth_terms`)."""
+MATERIAL_ERROR = 0.01
+"""A one-law model that misses the values by less than this (RMS relative error) is kept."""
+INTERVAL_FACTOR = 1.5
+"""Splits whose RMS relative error is within this factor of the best split's bound the change point."""
+SCAN_DENOMINATOR = 3
+"""The scan over splits searches each side's start table only, with exponents of denominator up to
+this (the chosen split's two sides then get the full search)."""
+MODES = ("auto", "off", "always")
+"""``auto``: split where the test finds a change; ``off``: never; ``always``: every series with
+enough points is split at its best change point."""
+NULL_CHUNK = 2_000
+"""Series per chunk of the two-term test (bounds its series × pairs temporaries)."""
+
+
+@dataclass
+class ChangePoints:
+    """Per-series result of :func:`find_change_points` (rows follow the input's).
+
+    ``segmented[i]``: the series is split; ``right_from[i]`` is then the smallest ``x`` of the right
+    part (the points ``x >= right_from`` follow the right law), ``change`` the estimated change point
+    and ``low``/``high`` its interval.  ``left``/``right`` hold the two laws (meaningful where
+    segmented).  ``one_law_error``, ``segment_error`` and ``smooth_error`` are the RMS relative
+    errors the test compared (NaN where not computed).
+    """
+
+    segmented: np.ndarray
+    right_from: np.ndarray
+    change: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    left: SingleFits
+    right: SingleFits
+    one_law_error: np.ndarray
+    segment_error: np.ndarray
+    smooth_error: np.ndarray
+
+    @classmethod
+    def none(cls, count: int) -> ChangePoints:
+        nan = np.full(count, np.nan)
+        return cls(np.zeros(count, dtype=bool), nan.copy(), nan.copy(), nan.copy(), nan.copy(),
+                   SingleFits.empty(count), SingleFits.empty(count), nan.copy(), nan.copy(), nan.copy())
+
+
+def copy_rows(dest: SingleFits, rows: np.ndarray, source: SingleFits, source_rows: np.ndarray) -> None:
+    """Copy every per-series array of ``source`` (at ``source_rows``) into ``dest`` at ``rows``."""
+    count = len(source)
+    for f in fields(SingleFits):
+        value = getattr(source, f.name)
+        if isinstance(value, np.ndarray) and value.shape[:1] == (count,):
+            getattr(dest, f.name)[rows] = value[source_rows]
+
+
+def relative_error(x: np.ndarray, Y: np.ndarray, fits: SingleFits) -> np.ndarray:
+    """Per series, the RMS relative error of its law refitted by relative least squares on ``x``."""
+    deviations = _relative_deviations(x, Y, fits, np.ones(x.size, dtype=bool))
+    return np.sqrt((deviations * deviations).mean(axis=1))
+
+
+@lru_cache(maxsize=8)
+def smooth_terms(domain: str) -> tuple[tuple[float, float], ...]:
+    """The terms ``(α, β)`` of ``x^α·log2^β(x)`` the smooth two-term laws are made of, for parameter
+    values that are all ``"≥1"``: α ≤ 3 with denominator ≤ 3, β ≤ 2, and the falling ``x^(-γ)`` of
+    strong scaling; all ``">0"``: no log terms (as the search); otherwise the integer powers 1..3."""
+    alphas = sorted({Fraction(n, d) for d in (1, 2, 3) for n in range(0, 3 * d + 1)})
+    if domain not in ("≥1", ">0"):
+        return tuple((float(a), 0.0) for a in alphas if a.denominator == 1 and a > 0)
+    logs = (0, 1, 2) if domain == "≥1" else (0,)
+    grow = [(float(a), float(b)) for a in alphas for b in logs if (a, b) != (0, 0)]
+    fall = [(-g, 0.0) for g in (1 / 3, 1 / 2, 2 / 3, 1.0, 3 / 2, 2.0, 3.0)]
+    return tuple(grow + fall)
+
+
+def smooth_error(x: np.ndarray, Y: np.ndarray) -> np.ndarray:
+    """Per series, the RMS relative error of the best ``c0 + a·t1 + b·t2`` with ``a, b > 0`` (terms from
+    :func:`smooth_terms`), fitted by relative least squares; inf where no pair has positive coefficients.
+
+    Every pair of terms is one shared 3-column design: its weighted normal equations come from one
+    matrix product over all pairs, and Cramer's rule solves them; the weighted residual follows
+    from the normal equations (``Σw·y² - c·r``, with ``Σw·y² = n`` for weights ``1/y²``).
+    """
+    n = x.size
+    largest = np.abs(Y).max(axis=1, keepdims=True)
+    Ys = Y / np.where(largest > 0, largest, 1.0)
+    domain = "≥1" if (x >= 1).all() else ">0" if (x > 0).all() else "any"
+    with np.errstate(all="ignore"):
+        w = np.where(Ys != 0, 1.0 / (Ys * Ys), 0.0)
+        logs = np.log2(np.where(x > 0, x, 1.0))
+        B = np.stack([np.power(x, a) * (logs ** b if b else 1.0) for a, b in smooth_terms(domain)])
+    i, j = np.triu_indices(len(B), k=1)
+    ones = np.ones((i.size, n))
+    products = np.stack([ones, B[i], B[j], B[i] * B[i], B[i] * B[j], B[j] * B[j]], axis=1)
+    products = products.reshape(-1, n).T
+    columns = np.stack([ones, B[i], B[j]], axis=1).reshape(-1, n).T
+    valid_basis = np.isfinite(products).all(axis=0).reshape(-1, 6).all(axis=1)
+    products = np.where(np.isfinite(products), products, 0.0)
+    columns = np.where(np.isfinite(columns), columns, 0.0)
+    best = np.full(len(Y), np.inf)
+    for start in range(0, len(Y), NULL_CHUNK):
+        part = slice(start, start + NULL_CHUNK)
+        ww, yy = w[part], Ys[part]
+        A = (ww @ products).reshape(len(ww), -1, 6)
+        r = ((ww * yy) @ columns).reshape(len(ww), -1, 3)
+        a11, a12, a13, a22, a23, a33 = (A[..., k] for k in range(6))
+        r1, r2, r3 = r[..., 0], r[..., 1], r[..., 2]
+        m11, m12, m13 = a22 * a33 - a23 * a23, a12 * a33 - a23 * a13, a12 * a23 - a22 * a13
+        det = a11 * m11 - a12 * m12 + a13 * m13
+        with np.errstate(all="ignore"):
+            c0 = (r1 * m11 - a12 * (r2 * a33 - a23 * r3) + a13 * (r2 * a23 - a22 * r3)) / det
+            c1 = (a11 * (r2 * a33 - a23 * r3) - r1 * m12 + a13 * (a12 * r3 - r2 * a13)) / det
+            c2 = (a11 * (a22 * r3 - r2 * a23) - a12 * (a12 * r3 - r2 * a13) + r1 * m13) / det
+            residual = (ww * yy * yy).sum(axis=1)[:, None] - (c0 * r1 + c1 * r2 + c2 * r3)
+            ok = (valid_basis[None, :] & np.isfinite(residual) & (c1 > 0) & (c2 > 0)
+                  & (np.abs(det) > 1e-10 * np.abs(a11 * a22 * a33)))
+            error = np.where(ok, np.sqrt(np.maximum(residual, 0.0) / n), np.inf)
+        best[part] = error.min(axis=1)
+    return best
+
+
+def _meeting_points(x: np.ndarray, k: int, left: SingleFits, right: SingleFits, log_scale: bool,
+                    steps: int = 64) -> np.ndarray:
+    """Where each row's two laws meet between ``x[k-1]`` and ``x[k]``; half way (on the points' scale)
+    for rows whose laws do not meet there."""
+    lo, hi = x[k - 1], x[k]
+    if log_scale:
+        grid = np.exp(np.linspace(np.log(lo), np.log(hi), steps + 1))
+        half = float(np.sqrt(lo * hi))
+    else:
+        grid = np.linspace(lo, hi, steps + 1)
+        half = (lo + hi) / 2
+    scale = np.log(grid) if log_scale else grid
+    with np.errstate(all="ignore"):
+        gap = left.evaluate(grid) - right.evaluate(grid)
+    sign = np.sign(gap)
+    crosses = sign[:, :-1] * sign[:, 1:] <= 0
+    found = crosses.any(axis=1)
+    first = np.argmax(crosses, axis=1)
+    rows = np.arange(len(gap))
+    g0, g1 = gap[rows, first], gap[rows, first + 1]
+    with np.errstate(all="ignore"):
+        share = np.where(g0 != g1, g0 / (g0 - g1), 0.5)
+        meet = scale[first] + share * (scale[first + 1] - scale[first])
+        meet = np.exp(meet) if log_scale else meet
+    return np.where(found & np.isfinite(meet), meet, half)
+
+
+def find_change_points(x: np.ndarray, Y: np.ndarray, one_law: SingleFits, settings: RefineSettings,
+                       mode: str = "auto") -> ChangePoints:
+    """Test every row of ``Y`` (series × points, finite, measured at ``x``) for a change of law.
+
+    ``one_law`` holds the rows' fits over all points (the search's result).  ``mode`` is one of
+    :data:`MODES`.  Rows whose one-law model is constant by a prior (``nonconstancy`` infinite) are
+    never split.
+    """
+    x = np.asarray(x, dtype=float).reshape(-1)
+    Y = np.asarray(Y, dtype=float).reshape(-1, x.size)
+    count, n = Y.shape
+    out = ChangePoints.none(count)
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+    if mode == "off" or n < MIN_POINTS or count == 0 or not np.isfinite(settings.nonconstancy):
+        return out
+    order = np.argsort(x, kind="stable")
+    xs, Ys = x[order], Y[:, order]
+    if np.unique(xs).size < n:
+        return out  # repeated parameter values: no order to split along
+    out.one_law_error[:] = relative_error(xs, Ys, one_law)
+    rows = np.arange(count) if mode == "always" else np.flatnonzero(out.one_law_error >= MATERIAL_ERROR)
+    if rows.size == 0:
+        return out
+    scan = replace(settings, outlier_factor=0.0, table_denominator=min(settings.table_denominator, SCAN_DENOMINATOR),
+                   max_iterations=0)
+    splits = np.arange(MIN_SIDE, n - MIN_SIDE + 1)
+    errors = np.empty((rows.size, splits.size))
+    for j, k in enumerate(splits):
+        left = refine_series(xs[:k], Ys[rows, :k], scan)
+        right = refine_series(xs[k:], Ys[rows, k:], scan)
+        dl = _relative_deviations(xs[:k], Ys[rows, :k], left, np.ones(k, dtype=bool))
+        dr = _relative_deviations(xs[k:], Ys[rows, k:], right, np.ones(n - k, dtype=bool))
+        errors[:, j] = np.sqrt(((dl * dl).sum(axis=1) + (dr * dr).sum(axis=1)) / n)
+    best = np.argmin(errors, axis=1)
+    best_error = errors[np.arange(rows.size), best]
+    out.segment_error[rows] = best_error
+    if mode == "always":
+        chosen = np.arange(rows.size)
+    else:
+        chosen = np.flatnonzero(out.one_law_error[rows] >= ONE_LAW_RATIO * best_error)
+        if chosen.size:
+            smooth = smooth_error(xs, Ys[rows[chosen]])
+            out.smooth_error[rows[chosen]] = smooth
+            chosen = chosen[smooth >= SMOOTH_RATIO * best_error[chosen]]
+    if chosen.size == 0:
+        return out
+    split_of = splits[best[chosen]]
+    log_scale = bool((xs > 0).all())
+    for k in np.unique(split_of):
+        members = chosen[split_of == k]
+        target = rows[members]
+        left = refine_series(xs[:k], Ys[target, :k], settings)
+        right = refine_series(xs[k:], Ys[target, k:], settings)
+        copy_rows(out.left, target, left, np.arange(target.size))
+        copy_rows(out.right, target, right, np.arange(target.size))
+        out.change[target] = _meeting_points(xs, int(k), left, right, log_scale)
+        # the interval: the run of splits around the best whose error is within the factor
+        near = errors[members] <= INTERVAL_FACTOR * best_error[members, None]
+        j = int(np.flatnonzero(splits == k)[0])
+        first = np.full(target.size, j)
+        last = np.full(target.size, j)
+        for step in range(j - 1, -1, -1):
+            extend = (first == step + 1) & near[:, step]
+            first[extend] = step
+        for step in range(j + 1, splits.size):
+            extend = (last == step - 1) & near[:, step]
+            last[extend] = step
+        # at the edge of the splits the change may lie beyond them: one more step of room
+        out.low[target] = xs[splits[first] - 1 - (first == 0)]
+        out.high[target] = xs[splits[last] + (last == splits.size - 1)]
+        out.right_from[target] = xs[k]
+        out.segmented[target] = True
+    return out
