@@ -1,20 +1,13 @@
-"""The pmkit command: fast start, exit codes, and errors without tracebacks."""
+"""The pmkit command: fast start, exit codes, and errors without tracebacks (in process: a subprocess
+adds nothing but start-up time, except where a fresh interpreter is the point)."""
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
-
-
-def run_pmkit(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    full_env = {**os.environ, "PMKIT_DISABLE_PLUGIN_AUTOLOAD": "1", **(env or {})}
-    return subprocess.run([sys.executable, "-m", "pmkit.cli", *args], capture_output=True, text=True,
-                          env=full_env, cwd=cwd, timeout=300)
 
 
 def test_help_does_not_import_heavy_modules():
@@ -25,17 +18,17 @@ def test_help_does_not_import_heavy_modules():
     assert out.strip().splitlines()[-1] == "[]"
 
 
-def test_usage_errors_exit_2():
-    assert run_pmkit().returncode == 2
-    assert run_pmkit("model").returncode == 2
-    result = run_pmkit("frobnicate")
+def test_usage_errors_exit_2(pmkit_cli):
+    assert pmkit_cli().returncode == 2
+    assert pmkit_cli("model").returncode == 2
+    result = pmkit_cli("frobnicate")
     assert result.returncode == 2
     assert "invalid choice" in result.stderr
 
 
-def test_missing_file_exits_1_naming_it(tmp_path):
+def test_missing_file_exits_1_naming_it(pmkit_cli, tmp_path):
     missing = tmp_path / ("deep" * 30) / "nope.txt"
-    result = run_pmkit("model", str(missing), env={"COLUMNS": "40"})
+    result = pmkit_cli("model", str(missing), columns=40)
     assert result.returncode == 1
     assert "nope.txt" in result.stderr
     assert result.stderr.splitlines() == [f"error: {missing}: no such file or directory"], "one unwrapped line"
@@ -43,16 +36,32 @@ def test_missing_file_exits_1_naming_it(tmp_path):
     assert "Traceback" not in result.stderr
 
 
-def test_unknown_modeler_is_usage_error(tmp_path):
+def test_unknown_modeler_is_usage_error(pmkit_cli, tmp_path):
     path = tmp_path / "exp.txt"
     path.write_text("PARAMETER p\nPOINTS 2 4 8 16 32\nREGION main\nMETRIC time\n" + "DATA 1 1.1\n" * 5)
-    result = run_pmkit("model", str(path), "--modeler", "no-such-modeler")
+    result = pmkit_cli("model", str(path), "--modeler", "no-such-modeler")
     assert result.returncode == 2, result.stderr
     assert "no modeler named 'no-such-modeler'" in result.stderr
 
 
-def test_plugins_json_lists_builtins():
-    result = run_pmkit("plugins", "--json")
+def test_options_of_every_kind_are_checked_and_name_their_flag(pmkit_cli, tmp_path):
+    path = tmp_path / "exp.txt"
+    path.write_text("PARAMETER p\nPOINTS 2 4 8 16 32\nREGION main\nMETRIC time\n" + "DATA 1 1.1\n" * 5)
+    for flag in ("-O", "-R", "-P"):
+        result = pmkit_cli("model", str(path), flag, "novalue", "--prior", str(path))
+        assert result.returncode == 2 and f"error: {flag} expects NAME=VALUE, got 'novalue'" in result.stderr
+    result = pmkit_cli("model", str(path), "-O", "acceptance=lots")
+    assert result.returncode == 2 and "option acceptance: 'lots' is not a valid float" in result.stderr
+    result = pmkit_cli("model", str(path), "-O", "speed=1")
+    assert result.returncode == 2 and "modeler refining has no option speed" in result.stderr
+    result = pmkit_cli("model", str(path), "-R", "speed=1")
+    assert result.returncode == 2 and "reader extrap-text has no option speed" in result.stderr
+    result = pmkit_cli("model", str(path), "--values", "inclusive")
+    assert result.returncode == 2 and "--values does not apply to" in result.stderr
+
+
+def test_plugins_json_lists_builtins(pmkit_cli):
+    result = pmkit_cli("plugins", "--json")
     assert result.returncode == 0, result.stderr
     document = json.loads(result.stdout)
     assert document["schema"] == "pmkit.plugins/1"
@@ -63,13 +72,13 @@ def test_plugins_json_lists_builtins():
 
 
 @pytest.mark.parametrize("fmt", ["text", "json"])
-def test_model_end_to_end(tmp_path, fmt):
+def test_model_end_to_end(pmkit_cli, tmp_path, fmt):
     path = tmp_path / "exp.txt"
     lines = ["PARAMETER p", "POINTS 2 4 8 16 32", "REGION main", "METRIC time"]
     lines += [f"DATA {3 + 2 * p} {3 + 2 * p}" for p in (2, 4, 8, 16, 32)]
     path.write_text("\n".join(lines) + "\n")
     args = ["model", str(path)] + (["--json"] if fmt == "json" else [])
-    result = run_pmkit(*args)
+    result = pmkit_cli(*args)
     assert result.returncode == 0, result.stderr
     if fmt == "json":
         document = json.loads(result.stdout)
@@ -86,10 +95,10 @@ def test_model_end_to_end(tmp_path, fmt):
         assert "main" in result.stdout and "2·p" in result.stdout
 
 
-def test_taint_filter_writes_score_p_filter(shared_data, tmp_path):
+def test_taint_filter_writes_score_p_filter(pmkit_cli, shared_data, tmp_path):
     source = shared_data / "perf-taint" / "dataflow" / "matmul.c.json"
     out = tmp_path / "scorep.filter"
-    result = run_pmkit("taint-filter", str(source), "--out", str(out))
+    result = pmkit_cli("taint-filter", str(source), "--out", str(out))
     assert result.returncode == 0, result.stderr
     lines = [line.strip() for line in out.read_text().splitlines() if not line.startswith("#")]
     assert lines[0] == "SCOREP_REGION_NAMES_BEGIN" and lines[-1] == "SCOREP_REGION_NAMES_END"
@@ -98,11 +107,24 @@ def test_taint_filter_writes_score_p_filter(shared_data, tmp_path):
     assert len([line for line in lines if line.startswith("INCLUDE")]) == 3
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
-    result = run_pmkit("taint-filter", str(bad))
+    result = pmkit_cli("taint-filter", str(bad))
     assert result.returncode == 1 and "bad.json" in result.stderr and "Traceback" not in result.stderr
 
 
-def test_model_with_taint_prior_constrains_and_reports_contradiction(shared_data, tmp_path):
+def test_taint_filter_asks_the_registered_prior(pmkit_cli, shared_data, monkeypatch):
+    """The command looks the taint prior up in the registry instead of importing its module."""
+    from pmkit.priors.taint import TaintPrior
+
+    loads = []
+    original = TaintPrior.load
+    monkeypatch.setattr(TaintPrior, "load", lambda self, path, **options: loads.append(options) or
+                        original(self, path, **options))
+    result = pmkit_cli("taint-filter", str(shared_data / "perf-taint" / "dataflow" / "matmul.c.json"))
+    assert result.returncode == 0 and "INCLUDE mat_mul" in result.stdout
+    assert loads == [{"map": {}, "unimportant": "data"}], "called once, with every option resolved"
+
+
+def test_model_with_taint_prior_constrains_and_reports_contradiction(pmkit_cli, shared_data, tmp_path):
     path = tmp_path / "matmul.txt"
     ms = (4, 8, 16, 32, 64)
     lines = ["PARAMETER m", "POINTS " + " ".join(map(str, ms)), "METRIC time"]
@@ -112,7 +134,7 @@ def test_model_with_taint_prior_constrains_and_reports_contradiction(shared_data
         lines += [f"DATA {law(m) * 0.999} {law(m)} {law(m) * 1.001}" for m in ms]
     path.write_text("\n".join(lines) + "\n")
     prior = shared_data / "perf-taint" / "dataflow" / "matmul.c.json"
-    result = run_pmkit("model", str(path), "--prior", str(prior), "--json")
+    result = pmkit_cli("model", str(path), "--prior", str(prior), "--json")
     assert result.returncode == 0, result.stderr
     document = json.loads(result.stdout)
     models = {m["callpath"]: m for m in document["models"]}
@@ -121,18 +143,21 @@ def test_model_with_taint_prior_constrains_and_reports_contradiction(shared_data
     assert models["mat_mul"]["function"]["terms"][0]["factors"][0]["exponent"] == "3"
     (finding,) = document["findings"]
     assert finding["callpath"] == "atoi" and "cannot cause" in finding["title"]
+    result = pmkit_cli("model", str(path), "--prior", str(prior), "--prior-map", "m=rows", "--prior-map", "x")
+    assert result.returncode == 2 and "--prior-map expects NAME=VALUE, got 'x'" in result.stderr
+    result = pmkit_cli("model", str(path), "--prior", str(prior), "--prior-map", "a=b")
+    assert result.returncode == 2 and "parameter map a=b: neither is a parameter" in result.stderr
 
 
-def test_cube_shortcuts_reach_the_reader(tmp_path):
+def test_cube_shortcuts_reach_the_reader(pmkit_cli, tmp_path):
+    from pmkit.pmnf import Function
     from pmkit.testing.example_study import generate
 
     study = tmp_path / "study"
     generate(study, processes=(8, 27, 64), repetitions=1)
 
     def main_at_64(*extra: str) -> float:
-        from pmkit.pmnf import Function
-
-        result = run_pmkit("model", str(study), "--metric", "time", "--json", *extra)
+        result = pmkit_cli("model", str(study), "--metric", "time", "--json", *extra)
         assert result.returncode == 0, result.stderr
         models = {m["callpath"]: m for m in json.loads(result.stdout)["models"]}
         assert {m["metric"] for m in models.values()} == {"time"}
@@ -143,56 +168,39 @@ def test_cube_shortcuts_reach_the_reader(tmp_path):
     assert main_at_64("--values", "inclusive", "--aggregation", "sum") == pytest.approx(64 * inclusive, rel=0.05)
 
 
-def test_plugins_lists_options_for_the_command_line():
-    document = json.loads(run_pmkit("plugins", "--json").stdout)
+def test_plugins_lists_options_for_the_command_line(pmkit_cli):
+    document = json.loads(pmkit_cli("plugins", "--json").stdout)
     refining = next(p for p in document["plugins"] if p["name"] == "refining")
     options = {o["name"]: o for o in refining["options"]}
     assert options["acceptance"]["default"] == 1.5 and options["acceptance"]["type"] == "float"
     assert options["measure"]["choices"] == ["mean", "median", "min", "max"]
-    listing = run_pmkit("plugins", "--options", env={"COLUMNS": "80"})
+    listing = pmkit_cli("plugins", "--options", columns=80)
     assert listing.returncode == 0, listing.stderr
     assert "acceptance=1.5" in listing.stdout and "nonconstancy=2.0" in listing.stdout
     assert max(len(line) for line in listing.stdout.splitlines()) <= 80
+    assert "paper" not in listing.stdout, "users do not have the papers: help says what the option does"
 
 
-def test_bracketed_names_are_text_not_markup(tmp_path):
+def test_bracketed_names_are_text_not_markup(pmkit_cli, tmp_path):
     path = tmp_path / "odd[bold]name.txt"
     path.write_text("PARAMETER p\nPOINTS 2 4 8 16 32\nREGION [lambda at x.cpp:3]\nMETRIC time\n"
                     + "".join(f"DATA {v}\n" for v in (1, 2, 3, 4, 5)))
-    result = run_pmkit("model", str(path), env={"COLUMNS": "160"})
+    result = pmkit_cli("model", str(path), columns=160)
     assert result.returncode == 0, result.stderr
     assert "[lambda" in result.stdout and "x.cpp:3]" in result.stdout
     assert "odd[bold]name.txt" in result.stdout.replace("\n", "")
-    missing = run_pmkit("model", str(tmp_path / "nosuch[/].txt"))
+    missing = pmkit_cli("model", str(tmp_path / "nosuch[/].txt"))
     assert missing.returncode == 1 and "nosuch[/].txt" in missing.stderr and "Traceback" not in missing.stderr
 
 
-def test_unwritable_out_is_a_usage_error(tmp_path):
-    path = tmp_path / "exp.txt"
-    path.write_text("PARAMETER p\nPOINTS 2 4 8 16 32\nREGION main\nMETRIC time\n" + "DATA 1\n" * 5)
-    result = run_pmkit("model", str(path), "--json", "--out", str(tmp_path / "no" / "such" / "dir.json"))
-    assert result.returncode == 2 and "cannot write --out" in result.stderr
-
-
-def test_a_corrupt_run_in_a_study_is_reported_by_model(tmp_path):
+def test_a_corrupt_run_in_a_study_is_reported_by_model(pmkit_cli, tmp_path):
     from pmkit.testing.example_study import generate
 
     study = tmp_path / "study"
     generate(study, processes=(8, 27, 64, 125, 216), repetitions=1)
     (study / "lulesh.p27.r1" / "profile.cubex").write_bytes(b"garbage")
-    result = run_pmkit("model", str(study), "--metric", "time", "--json", env={"COLUMNS": "400"})
+    result = pmkit_cli("model", str(study), "--metric", "time", "--json", columns=400)
     assert result.returncode == 0, result.stderr
     assert "lulesh.p27.r1" in result.stderr and "skipped" in result.stderr
     (skipped,) = json.loads(result.stdout)["skipped"]
     assert "lulesh.p27.r1" in skipped["source"]
-
-
-def test_sdk_takes_a_single_metric_name():
-    from pmkit.experiment import ExperimentBuilder
-    from pmkit.sdk import model
-
-    b = ExperimentBuilder(["p"])
-    for p in (2, 4, 8, 16, 32):
-        b.add_values("main", "time", [p], [float(p)])
-        b.add_values("main", "visits", [p], [1.0])
-    assert [m.metric for m in model(b.build(), metrics="time")] == ["time"]

@@ -1,4 +1,6 @@
-"""``pmkit show`` end to end: generated Extra-P text studies, real Cube data, pipes, terminals, JSON, Markdown."""
+"""``pmkit show`` end to end: generated Extra-P text studies, real Cube data, pipes, terminals, JSON, Markdown.
+
+In process (``main([...])``), except where a real terminal is the point."""
 
 from __future__ import annotations
 
@@ -8,14 +10,18 @@ import pty
 import re
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from pmkit.cli import main
+from pmkit.cli.show import parse_target
 from pmkit.constraints import Constraint
+from pmkit.errors import UsageError
 from pmkit.hookspecs import hookimpl
+from pmkit.options import Option
 from pmkit.plugins import build_registry
 from pmkit.testing.plugins import using_registry
 
@@ -46,15 +52,8 @@ def study(tmp_path_factory) -> Path:
     return file
 
 
-def run(*args: str, columns: int = 80, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    full_env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "NO_COLOR", "TTY_COMPATIBLE")}
-    full_env.update({"COLUMNS": str(columns), "PMKIT_DISABLE_PLUGIN_AUTOLOAD": "1", **(env or {})})
-    return subprocess.run([sys.executable, "-m", "pmkit.cli", *args], capture_output=True, text=True,
-                          env=full_env, timeout=300)
-
-
-def test_show_to_a_pipe_has_no_escape_codes(study):
-    result = run("show", str(study))
+def test_show_to_a_pipe_has_no_escape_codes(study, pmkit_cli):
+    result = pmkit_cli("show", str(study))
     assert result.returncode == 0, result.stderr
     assert ESCAPE not in result.stdout and ESCAPE not in result.stderr
     out = result.stdout
@@ -99,16 +98,16 @@ def test_colour_on_a_terminal_and_none_with_no_color(study):
     assert "halo" in plain
 
 
-def test_wide_terminal_keeps_models_on_one_line(study):
-    result = run("show", str(study), columns=160)
+def test_wide_terminal_keeps_models_on_one_line(study, pmkit_cli):
+    result = pmkit_cli("show", str(study), columns=160)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert all(len(line) <= 160 for line in lines)
     assert any("halo" in line and "p^(3/2)" in line and "p^1.5" in line for line in lines)
 
 
-def test_json_has_the_model_schema_plus_predictions(study):
-    result = run("show", str(study), "--json", "--at", "p=65536")
+def test_json_has_the_model_schema_plus_predictions(study, pmkit_cli):
+    result = pmkit_cli("show", str(study), "--json", "--at", "p=65536")
     assert result.returncode == 0, result.stderr
     doc = json.loads(result.stdout)
     assert doc["schema"] == "pmkit.models/1" and doc["parameters"] == ["p"]
@@ -157,6 +156,16 @@ def test_tree_options(study, capsys):
 def test_usage_errors(study, capsys, args, message):
     assert main(["show", str(study), *args]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_parse_target_checks_names_and_numbers():
+    assert parse_target("p=65536, size=100", ("p", "size")) == {"p": 65536.0, "size": 100.0}
+    assert parse_target(None, ("p",)) == {}
+    for bad, message in (("q=4", "--at names parameter 'q'"), ("p", "--at expects name=value"),
+                         ("p=abc", "is not a number"), ("p=-1", "must be a positive number"), ("p=0", "positive"),
+                         ("p=8,p=16", "--at gives p twice"), ("p=inf", "positive")):
+        with pytest.raises(UsageError, match=message):
+            parse_target(bad, ("p",))
 
 
 def test_missing_input_is_an_input_error(tmp_path, capsys):
@@ -208,11 +217,11 @@ def test_prior_shapes_models_and_is_shown(study, tmp_path, capsys):
         assert "prior fixed has no option map" in capsys.readouterr().err
 
 
-def test_real_cube_study(shared_data):
+def test_real_cube_study(shared_data, pmkit_cli):
     study = shared_data / "cube" / "extrap-mm-single"
     if not study.is_dir():
         pytest.skip(f"{study} is absent")
-    result = run("show", str(study))
+    result = pmkit_cli("show", str(study))
     assert result.returncode == 0, result.stderr
     assert ESCAPE not in result.stdout
     out = result.stdout
@@ -223,12 +232,12 @@ def test_real_cube_study(shared_data):
     assert "Fastest growing towards x=8000" in out
 
 
-def test_example_study_at_80_columns(tmp_path):
+def test_example_study_at_80_columns(tmp_path, pmkit_cli):
     """The README's command on the example study: at 80 columns no column is cut off."""
     from pmkit.testing.example_study import main as write_study
 
     write_study([str(tmp_path / "example-study")])
-    result = run("show", str(tmp_path / "example-study"), columns=80)
+    result = pmkit_cli("show", str(tmp_path / "example-study"), columns=80)
     assert result.returncode == 0, result.stderr
     tree = result.stdout.split("Call tree")[1].split("time is exclusive")[0]
     rows = [line for line in tree.splitlines() if re.search(r"\d%", line)]
@@ -241,19 +250,19 @@ def test_example_study_at_80_columns(tmp_path):
 
 
 class _GrowthDetector:
-    """Reports every call path whose model grows at least fourfold towards the target, as a detector would."""
+    """Reports every call path whose model grows at least ``factor``-fold towards the target, as a detector would."""
 
     name = "fourfold"
     description = "test detector"
-    options = ()
+    options = (Option("factor", float, 4.0, "growth to report"),)
 
-    def detect(self, experiment, models, **options):
+    def detect(self, experiment, models, *, factor):
         from pmkit.findings import Finding
 
-        return [Finding(self.name, "grows fourfold", callpath=m.callpath, metric=m.metric, severity=1.0, unit="s",
-                        message="seen by the test detector")
+        return [Finding(self.name, f"grows {factor:g}-fold", callpath=m.callpath, metric=m.metric, severity=1.0,
+                        unit="s", message="seen by the test detector")
                 for m in models if m.function is not None and not m.function.is_constant
-                and m.function.evaluate(2048.0) > 4 * m.function.evaluate(512.0)]
+                and m.function.evaluate(2048.0) > factor * m.function.evaluate(512.0)]
 
 
 class _DetectorPlugin:
@@ -266,12 +275,55 @@ def test_findings_panel_and_json_with_a_registered_detector(study, capsys):
     with using_registry(build_registry([_DetectorPlugin()], entry_points=False)):
         assert main(["show", str(study)]) == 0
         text = capsys.readouterr().out
-        assert "Findings (1)" in text and "grows fourfold" in text and "main->solve->halo" in text
+        assert "Findings (1)" in text and "grows 4-fold" in text and "main->solve->halo" in text
         assert main(["show", str(study), "--json"]) == 0
         doc = json.loads(capsys.readouterr().out)
         assert [f["callpath"] for f in doc["findings"]] == ["main->solve->halo"]
         assert main(["show", str(study), "--callpath", "main->init"]) == 0
         assert "No findings." in capsys.readouterr().out  # the detail shows the findings about its call path
+
+
+def test_detector_options_from_the_command_line(study, capsys):
+    with using_registry(build_registry([_DetectorPlugin()], entry_points=False)):
+        assert main(["show", str(study), "--json", "-D", "factor=3"]) == 0
+        titles = {f["callpath"]: f["title"] for f in json.loads(capsys.readouterr().out)["findings"]}
+        assert titles == {"main->solve->halo": "grows 3-fold", "main->init": "grows 3-fold"}
+        assert main(["show", str(study), "--json", "--detector-option", "fourfold.factor=5"]) == 0
+        assert json.loads(capsys.readouterr().out)["findings"][0]["title"] == "grows 5-fold"
+        assert main(["show", str(study), "-D", "reference=ref.json"]) == 2
+        assert "no detector that runs has an option reference; their options: " in capsys.readouterr().err
+        assert main(["show", str(study), "-D", "factor"]) == 2
+        assert "-D expects NAME=VALUE, got 'factor'" in capsys.readouterr().err
+        assert main(["show", str(study), "-D", "fourfold.factor=lots"]) == 2
+        assert "option factor: 'lots' is not a valid float" in capsys.readouterr().err
+
+
+def test_show_runs_the_analysis_once_whatever_the_view(study, capsys, monkeypatch):
+    """One modeling, one scaling report (and one detail) per input, whichever view renders them."""
+    import pmkit.detail
+    import pmkit.scaling
+    import pmkit.sdk
+    from pmkit.modelers.refining import RefiningModeler
+
+    calls: Counter = Counter()
+
+    def counting(name, function):
+        def counted(*args, **kwargs):
+            calls[name] += 1
+            return function(*args, **kwargs)
+        return counted
+
+    monkeypatch.setattr(pmkit.sdk, "analyse", counting("sdk.analyse", pmkit.sdk.analyse))
+    monkeypatch.setattr(pmkit.scaling, "analyse", counting("scaling.analyse", pmkit.scaling.analyse))
+    monkeypatch.setattr(pmkit.detail, "detail", counting("detail", pmkit.detail.detail))
+    monkeypatch.setattr(RefiningModeler, "model", counting("model", RefiningModeler.model))
+    for view in ([], ["--markdown"], ["--json"]):
+        for focus in ([], ["--callpath", "halo"]):
+            calls.clear()
+            assert main(["show", str(study), *view, *focus]) == 0
+            assert "halo" in capsys.readouterr().out
+            expected = {"sdk.analyse": 1, "scaling.analyse": 1, "model": 1, **({"detail": 1} if focus else {})}
+            assert calls == expected, (view, focus)
 
 
 def test_detail_compares_with_models_stored_in_an_extrap_file(capsys):

@@ -23,6 +23,7 @@ import pytest
 import pmkit
 from pmkit import plugins as plugin_manager
 from pmkit.cli import build_parser
+from pmkit.distribution import version as pmkit_version
 from pmkit.errors import InputError
 from pmkit.testing.plugins import (
     PluginCheckError,
@@ -126,6 +127,31 @@ def pmkit_register_detectors(register):
 
 BROKEN_PLUGIN = '''
 raise RuntimeError("tiny-broken cannot start: its licence file is missing")
+'''
+
+BOOM_PLUGIN = '''
+"""tiny-boom: a detector that fails every time it is called."""
+import pmkit
+
+
+class Boom:
+    name = "boom"
+    description = "divides by zero"
+    options = ()
+
+    def detect(self, experiment, models):
+        return 1 / 0
+
+
+@pmkit.hookimpl
+def pmkit_register_detectors(register):
+    register(Boom())
+'''
+
+EXITING_PLUGIN = '''
+import sys
+
+sys.exit(3)
 '''
 
 FAULTY_PLUGIN = '''
@@ -240,6 +266,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     make_distribution(folder, "tiny-broken", "0.0.1", "tiny_broken", BROKEN_PLUGIN)
     make_distribution(folder, "tiny-faulty", "0.1", "tiny_faulty", FAULTY_PLUGIN)
     make_distribution(folder, "tiny-dup", "2.0", "tiny_zdup", DUPLICATE_PLUGIN)
+    make_distribution(folder, "tiny-exit", "0.3", "tiny_exit", EXITING_PLUGIN)
+    make_distribution(folder, "tiny-boom", "0.5", "tiny_boom", BOOM_PLUGIN)
     return folder
 
 
@@ -275,6 +303,13 @@ def test_a_plugin_that_raises_on_import_is_reported_with_its_error(rows: list[di
     assert broken["error"] == "RuntimeError: tiny-broken cannot start: its licence file is missing"
 
 
+def test_a_plugin_calling_sys_exit_on_import_is_reported_like_any_failure(rows: list[dict[str, Any]]) -> None:
+    (exiting,) = by_plugin(rows, "tiny-exit")
+    assert exiting["status"] == "failed (import)" and exiting["version"] == "0.3"
+    assert exiting["error"] == "SystemExit: the plugin called sys.exit(3)"
+    assert by_plugin(rows, "tiny-good"), "the plugins after it are still loaded"
+
+
 def test_a_raising_hook_and_an_incomplete_object_are_reported(rows: list[dict[str, Any]]) -> None:
     faulty = by_plugin(rows, "tiny-faulty")
     statuses = {(r["status"], r["name"]): r["error"] for r in faulty}
@@ -297,7 +332,7 @@ def subcommands() -> dict[str, argparse.ArgumentParser]:
     return dict(action.choices)
 
 
-def test_every_command_still_works_beside_a_broken_plugin(site: Path, tiny_input: Path) -> None:
+def test_every_command_still_works_beside_a_broken_plugin(site: Path, tiny_input: Path, model_and_show) -> None:
     assert run_pmkit(site, "--help").returncode == 0
     for command in subcommands():
         result = run_pmkit(site, command, "--help")
@@ -306,13 +341,46 @@ def test_every_command_still_works_beside_a_broken_plugin(site: Path, tiny_input
     assert listing.returncode == 0 and "tiny-broken" in listing.stdout and "Traceback" not in listing.stderr
     result = run_pmkit(site, "model", str(tiny_input), "--modeler", "tiny-mean", "--json")
     assert result.returncode == 0, result.stderr
-    assert "plugin tiny-broken failed to import and was skipped" in result.stderr
+    assert "plugin tiny-broken 0.0.1 failed to import and was skipped: RuntimeError" in result.stderr
+    assert "plugin tiny-exit 0.3 failed to import and was skipped: SystemExit" in result.stderr
     (model,) = json.loads(result.stdout)["models"]
     assert model["function"]["constant"] == 13.0 and model["modeler"] == "tiny-mean"
-    if "show" in subcommands():
-        shown = run_pmkit(site, "show", str(tiny_input), "--modeler", "tiny-mean")
-        assert shown.returncode == 0, shown.stderr
-        assert "Traceback" not in shown.stderr
+    shown = model_and_show["show"]
+    assert shown.returncode == 0, shown.stderr
+    assert "Traceback" not in shown.stderr and "tiny-exit" in shown.stderr
+
+
+@pytest.fixture(scope="module")
+def model_and_show(site: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, subprocess.CompletedProcess]:
+    """``pmkit model`` and ``pmkit show`` of a .tiny input beside the site's plugins."""
+    path = tmp_path_factory.mktemp("input") / "scaling.tiny"
+    path.write_text("2 10\n4 12\n8 14\n16 16\n", encoding="utf-8")
+    return {command: run_pmkit(site, command, str(path), "--modeler", "tiny-mean") for command in ("model", "show")}
+
+
+def test_every_command_names_both_plugins_of_a_duplicate_name_and_the_one_used(model_and_show) -> None:
+    expected = ("warning: modeler 'tiny-mean' is registered by both tiny-good 1.2.3 and tiny-dup 2.0; using "
+                "tiny-good 1.2.3's (rename one of them, or uninstall one)")
+    for result in model_and_show.values():
+        assert result.returncode == 0, result.stderr
+        assert expected in result.stderr.splitlines(), result.stderr
+
+
+def test_a_detector_failing_when_called_is_skipped_naming_its_package(model_and_show) -> None:
+    shown = model_and_show["show"]
+    assert shown.returncode == 0, shown.stderr
+    assert ("warning: detector 'boom' of plugin tiny-boom 0.5 failed: detect() raised ZeroDivisionError: division by "
+            "zero; skipped") in shown.stderr.splitlines()
+    assert "internal error" not in shown.stderr
+
+
+def test_skipped_objects_are_named_without_calling_the_whole_plugin_skipped(model_and_show) -> None:
+    lines = [line for line in model_and_show["model"].stderr.splitlines() if "tiny-faulty" in line]
+    assert ("warning: plugin tiny-faulty 0.1: its pmkit_register_detectors hook raised ValueError: tiny-faulty "
+            "detectors are not configured; it registers no detector; its other objects are unaffected") in lines
+    assert ("warning: plugin tiny-faulty 0.1: modeler 'half-done' was skipped (not a modeler: lacks model); its "
+            "other objects are used") in lines
+    assert not [line for line in lines if "tiny-faulty" in line and "was skipped:" in line]
 
 
 def test_modeler_options_reach_a_third_party_modeler(site: Path, tiny_input: Path) -> None:
@@ -345,6 +413,8 @@ def test_a_third_party_plugin_overrides_a_builtin_of_the_same_name(tmp_path: Pat
     result = run_pmkit(override, "model", str(tiny_input), "--reader", name, "--modeler", "tiny-mean", "--json")
     assert result.returncode == 0, result.stderr
     assert [m["callpath"] for m in json.loads(result.stdout)["models"]] == ["read-by-tiny-override"]
+    assert (f"warning: reader {name!r} is registered by both tiny-override 3.0 and pmkit {pmkit_version()} "
+            f"(built-in); using tiny-override 3.0's, which replaces pmkit's built-in reader") in result.stderr
 
 
 # pmkit.testing.plugins: what plugin authors use in their own tests.
@@ -355,24 +425,34 @@ def plugin_module(source: str, name: str) -> types.ModuleType:
     return module
 
 
-def test_isolated_registry_holds_only_the_given_plugins() -> None:
+def test_isolated_registry_is_the_builtins_and_the_given_plugins_and_nothing_else_installed() -> None:
+    alone = isolated_registry(plugin_module(GOOD_PLUGIN, "tiny_good"), builtins=False)
+    assert alone.names("reader") == ["tiny-table"] and alone.names("modeler") == ["tiny-mean"]
+    assert alone.names("prior") == ["tiny-prior"] and alone.names("detector") == ["tiny-detector"]
     registry = isolated_registry(plugin_module(GOOD_PLUGIN, "tiny_good"))
-    assert registry.names("reader") == ["tiny-table"] and registry.names("modeler") == ["tiny-mean"]
-    assert registry.names("prior") == ["tiny-prior"] and registry.names("detector") == ["tiny-detector"]
-    with_builtins = isolated_registry(plugin_module(GOOD_PLUGIN, "tiny_good"), builtins=True)
-    assert len(with_builtins.names("reader")) > 1
+    assert {"tiny-table", "extrap-text"} <= set(registry.names("reader"))
+    assert {"tiny-mean", pmkit.sdk.DEFAULT_MODELER} <= set(registry.names("modeler"))
+    assert not [r for r in registry.rows() if str(r.plugin).startswith("pmkit-amdahl")], "no installed plugin"
+
+
+def test_pmkit_registry_fixture_lets_a_reader_plugin_model_with_the_default_modeler(pmkit_registry, tmp_path) -> None:
+    pmkit_registry(plugin_module(GOOD_PLUGIN, "tiny_good"))
+    path = tmp_path / "run.tiny"
+    path.write_text("2 10\n4 12\n8 14\n16 16\n32 18\n", encoding="utf-8")
+    models = pmkit.model(pmkit.read(path))
+    assert models[0].modeler == pmkit.sdk.DEFAULT_MODELER
 
 
 def test_isolated_registry_raises_on_a_broken_registration() -> None:
     with pytest.raises(PluginCheckError, match="tiny_faulty failed to register detectors: ValueError"):
         isolated_registry(plugin_module(FAULTY_PLUGIN, "tiny_faulty"))
-    lenient = isolated_registry(plugin_module(FAULTY_PLUGIN, "tiny_faulty"), strict=False)
+    lenient = isolated_registry(plugin_module(FAULTY_PLUGIN, "tiny_faulty"), builtins=False, strict=False)
     assert lenient.names("modeler") == [] and lenient.failures
 
 
 def test_using_registry_is_what_the_sdk_sees_and_is_restored(tmp_path: Path) -> None:
     before = plugin_manager._REGISTRY
-    registry = isolated_registry(plugin_module(GOOD_PLUGIN, "tiny_good"))
+    registry = isolated_registry(plugin_module(GOOD_PLUGIN, "tiny_good"), builtins=False)
     path = tmp_path / "run.tiny"
     path.write_text("1 3\n2 5\n", encoding="utf-8")
     with using_registry(registry):

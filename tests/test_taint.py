@@ -24,7 +24,6 @@ from pmkit.priors.taint import (
     contradictions,
     load,
     maximal,
-    parse_map,
     score_p_filter,
 )
 from pmkit.priors.taint_json import (
@@ -36,6 +35,7 @@ from pmkit.priors.taint_json import (
     read_taint_file,
     tree_groups,
 )
+from pmkit.sdk import load_prior
 
 
 def sets(*groups: str) -> set[frozenset[str]]:
@@ -205,7 +205,7 @@ def experiment(regions, parameters=("p", "size"), mangled=None, inclusive=False)
 
 
 def test_matching_mapping_and_constraints(taint_dir):
-    k = load(taint_dir / "mpi" / "mpi_simple.cpp.json", map="ranks=p")
+    k = load(taint_dir / "mpi" / "mpi_simple.cpp.json", map={"ranks": "p"})
     regions = ["main", "main->f(double*, unsigned long)", "main->h_nested(double*, unsigned long)->h(double*)",
                "main->h_nested(double*, unsigned long)->h(double*)->MPI_Reduce", "main->atoi", "main->MPI_Init",
                "main->h_multiple_loops"]
@@ -268,13 +268,15 @@ def test_pruned_functions_in_processed_files_are_not_trusted_for_inclusive_metri
 
 
 def test_map_option_parsing_and_errors(taint_dir):
-    assert parse_map("size=n, p=ranks") == {"size": "n", "p": "ranks"}
-    with pytest.raises(UsageError):
-        parse_map("size")
-    with pytest.raises(UsageError, match="neither"):
-        load(taint_dir / "dataflow" / "matmul.c.json", map="a=b")
+    registry = build_registry(entry_points=False)
+    source = taint_dir / "dataflow" / "matmul.c.json"
+    assert load_prior(source, "taint", registry=registry, map="m = rows, ").knowledge.mapping["m"] == "rows"
+    with pytest.raises(UsageError, match="option map: 'size' is not a list of NAME=VALUE pairs"):
+        load_prior(source, "taint", registry=registry, map="size")
+    with pytest.raises(UsageError, match="parameter map a=b: neither"):
+        load(source, map={"a": "b"})
     # reversed pairs (EXPERIMENT=TAINT) are accepted when unambiguous
-    k = load(taint_dir / "dataflow" / "matmul.c.json", map="rows=m")
+    k = load(source, map={"rows": "m"})
     assert k.mapping["m"] == "rows"
 
 
@@ -282,8 +284,10 @@ def test_prior_is_registered_and_loads_through_the_plugin(taint_dir):
     registry = build_registry(entry_points=False)
     prior = registry.get("prior", "taint")
     assert isinstance(prior, TaintPrior)
-    knowledge = prior.load(taint_dir / "dataflow" / "matmul.c.json", map="m=rows", unimportant="data")
+    knowledge = prior.load(taint_dir / "dataflow" / "matmul.c.json", map={"m": "rows"}, unimportant="data")
     assert knowledge.mapping["m"] == "rows"
+    loaded = load_prior(taint_dir / "dataflow" / "matmul.c.json", registry=registry, map={"m": "rows"})
+    assert loaded.name == "taint" and loaded.knowledge.mapping["m"] == "rows" and loaded.checks_contradictions
 
 
 def test_score_p_filter_keeps_only_parametric_functions(taint_dir):

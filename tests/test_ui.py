@@ -11,12 +11,16 @@ import numpy as np
 import pytest
 from rich.console import Console
 
+from pmkit.constraints import Constraint
+from pmkit.detail import detail
 from pmkit.errors import UsageError
 from pmkit.experiment import ExperimentBuilder
 from pmkit.findings import Finding
+from pmkit.growth import growth_of
 from pmkit.models import Model, ModelSet, Quality
 from pmkit.pmnf import Factor, Function, Term, simple_function
-from pmkit.scaling import analyse, default_target, detail, growth_of, parse_target, reference_index
+from pmkit.scaling import analyse, default_target, reference_index
+from pmkit.sdk import analyse as analyse_all
 from pmkit.ui import (
     MeasurementPlot,
     call_tree_view,
@@ -26,6 +30,7 @@ from pmkit.ui import (
     ranking_view,
     render_show,
 )
+from pmkit.ui.plot import plot_data
 from pmkit.ui.quantities import format_share, format_value
 
 LAWS = {
@@ -99,12 +104,10 @@ def test_growth_takes_the_fastest_positive_term_of_several_parameters():
     assert growth_of(None) is None
 
 
-def test_parse_target_checks_names_and_numbers():
-    assert parse_target("p=65536, size=100", ("p", "size")) == {"p": 65536.0, "size": 100.0}
-    assert parse_target(None, ("p",)) == {}
-    for bad in ("q=4", "p", "p=abc", "p=-1", "p=0", "p=8,p=16"):
-        with pytest.raises(UsageError):
-            parse_target(bad, ("p",))
+def test_a_target_names_parameters_of_the_experiment(sample):
+    experiment, models = sample
+    with pytest.raises(UsageError, match="target names parameter 'q'; the experiment has p"):
+        analyse(experiment, models, target={"q": 4.0})
 
 
 def test_shares_predictions_and_ranking(sample):
@@ -153,9 +156,10 @@ def test_reference_and_target_with_two_parameters():
     assert report.target == {"p": 1024.0, "size": 30.0}
     assert report.row("main").predicted == pytest.approx(0.01 * 1024 * 30)
     info = detail(report, "main")
-    assert info.plot is not None and info.plot.parameter == "p" and info.plot.fixed == {"size": 30.0}
-    assert info.plot.log_x  # 4, 8, 16 are powers of two
-    assert [pt for pt, _ in info.predictions][-1] == {"p": 1024.0, "size": 30.0}
+    plot = plot_data(info)
+    assert plot is not None and plot.parameter == "p" and plot.fixed == {"size": 30.0}
+    assert plot.log_x  # 4, 8, 16 are powers of two
+    assert [p.point for p in info.predictions][-1] == {"p": 1024.0, "size": 30.0}
 
 
 # --- views -----------------------------------------------------------------------------------------
@@ -260,9 +264,9 @@ def test_plot_uses_linear_axes_for_other_points():
         builder.add_values("main", "time", [n], [2.0 * n, 2.1 * n])
     experiment = builder.build()
     models = ModelSet(["n"], [Model("main", "time", simple_function("n", 0, 2.05, 1, 0))])
-    info = detail(analyse(experiment, models), "main")
-    assert not info.plot.log_x and not info.plot.log_y
-    text = render(MeasurementPlot(info.plot), 60)
+    plot = plot_data(detail(analyse(experiment, models), "main"))
+    assert not plot.log_x and not plot.log_y
+    text = render(MeasurementPlot(plot), 60)
     assert_fits(text, 60)
     assert "log axes" not in text
     assert "10" in text.splitlines()[-2] and "200" in text.splitlines()[-2]  # first point and 4× target
@@ -284,34 +288,35 @@ def test_findings_panel():
 def test_models_without_function_and_prior_notes():
     laws = dict(LAWS)
     experiment, _ = build(laws)
-    models = [Model(p, "time", f, notes=("constant by taint prior (no parameter reaches it)",) if p == "main->io"
-                    else ()) for p, f in laws.items() if p != "main->init"]
+    models = [Model(p, "time", f) for p, f in laws.items() if p != "main->init"]
     models.append(Model("main->init", "time", None, notes=("only 1 point measured",)))
-    report = analyse(experiment, ModelSet(["p"], models))
+    constraints = {"main->io": Constraint(constant=True, source="taint", reason="no parameter reaches it")}
+    report = analyse(experiment, ModelSet(["p"], models), constraints=constraints)
     text = render(call_tree_view(report, min_share=0.0), 160)
     assert "no model: only 1 point measured" in text
-    assert "constant by taint prior" in text
+    assert "¹ constant by taint" in text
+    assert report.row("main->io").prior_note == "constant by taint (no parameter reaches it)"
+    assert analyse(experiment, ModelSet(["p"], models)).row("main->io").prior_note is None, "no constraint, no note"
     assert "main->init" not in [r.callpath for r in report.ranking()]
 
 
 def test_render_show_overview_and_detail(sample):
     experiment, models = sample
     console = Console(width=100, record=True, file=io.StringIO(), color_system=None)
-    render_show(console, experiment, models, target={"p": 65536}, findings=[])
+    render_show(console, analyse_all(experiment, models=models, target={"p": 65536}, detectors=["imbalance"]))
     text = console.export_text()
     assert "target p=65536" in text and "now    p=512 (largest measured)" in text
     assert "Call tree" in text and "Fastest growing towards p=65536" in text and "No findings." in text
     assert "handmade" in text and "7 points p=8…512" in text
     console = Console(width=100, record=True, file=io.StringIO(), color_system=None)
-    render_show(console, experiment, models, callpath="main->solve")
+    render_show(console, analyse_all(experiment, models=models, callpath="main->solve"))
     text = console.export_text()
     assert "Measured" in text and "Predicted" in text and "Call tree" not in text
 
 
 def test_markdown_report(sample):
     experiment, models = sample
-    report = analyse(experiment, models)
-    text = markdown_report(report, source="sample.txt", findings=[])
+    text = markdown_report(analyse_all(experiment, models=models, detectors=["imbalance"]))
     assert text.startswith("## Scaling of `time` in `sample.txt`")
     ranking = text.split("### Fastest growing")[1].split("### Call tree")[0]
     rows = [line for line in ranking.splitlines() if line.startswith("| ") and line[2].isdigit()]
@@ -319,7 +324,7 @@ def test_markdown_report(sample):
     assert "| 46.4 s | 37.8% |" in rows[0]
     assert "|---:|---|" in ranking
     assert "No findings." in text
-    one = markdown_report(report, detail=detail(report, "main->solve->halo"))
+    one = markdown_report(analyse_all(experiment, models=models, callpath="main->solve->halo"))
     assert "### `main->solve->halo`" in one and "```text" in one and "| p=2048 | 46.4 s |" in one
 
 
@@ -345,7 +350,7 @@ def test_negative_predictions_and_thin_designs_are_flagged():
     experiment = builder.build()
     models = ModelSet(["p"], [Model("main", "time", laws["main"])])
     console = Console(width=100, record=True, file=io.StringIO(), color_system=None)
-    render_show(console, experiment, models)
+    render_show(console, analyse_all(experiment, models=models))
     text = console.export_text()
     assert "the model is negative at the target" in text
     assert re.search(r"-\d[\d.]* ms!", text)
@@ -370,10 +375,11 @@ def test_tree_nodes_without_measurements_and_prior_footnotes():
     laws = {"app->kernel": simple_function("p", 1.0, 0.5, 1, 0), "app->io": simple_function("p", 2.0, 0, 0, 0),
             "app->setup": simple_function("p", 3.0, 0, 0, 0)}
     experiment, _ = build(laws)  # "app" itself is only a node of the tree: never measured
-    note = "constant by taint (no parameter reaches it)"
-    models = ModelSet(["p"], [Model(p, "time", f, notes=(note,) if p != "app->kernel" else ()) for p, f in laws.items()]
+    constant = Constraint(constant=True, source="taint", reason="no parameter reaches it")
+    models = ModelSet(["p"], [Model(p, "time", f) for p, f in laws.items()]
                       + [Model("app", "time", None, notes=("no measured values",))])
-    text = render(call_tree_view(analyse(experiment, models), min_share=0.0), 100)
+    constraints = {"app->io": constant, "app->setup": constant}
+    text = render(call_tree_view(analyse(experiment, models, constraints=constraints), min_share=0.0), 100)
     assert re.search(r"^app\s+not measured", text, re.M)
     assert re.search(r"io\s+2 ¹", text) and re.search(r"setup\s+3 ¹", text)
     assert "¹ constant by taint" in text and "no parameter reaches it" not in text
@@ -394,3 +400,27 @@ def test_shares_use_the_same_non_negative_basis_now_and_then():
     assert report.total_measured == pytest.approx(42.0)
     assert a.share == pytest.approx(32 / 42)
     assert all(r.share <= 1 and (r.predicted_share or 0) <= 1 for r in report.rows)
+
+
+def test_a_contributed_table_is_rendered_by_every_view(sample):
+    """A table a plugin adds to the analysis (a modeler's per-kernel figures, say) shows in all three views."""
+    import json
+
+    from pmkit.analysis import ContributedTable
+    from pmkit.schema import show_document
+
+    experiment, models = sample
+    analysis = analyse_all(experiment, models=models, detectors=[])
+    analysis.inputs[0].tables.append(ContributedTable(
+        "Kernels at the target", ("kernel", "CPI", "memory time"), (("stencil", 1.25, 0.0123), ("halo", 0.8, 2.5)),
+        units=("", "", "s")))
+    console = Console(width=100, record=True, file=io.StringIO(), color_system=None)
+    render_show(console, analysis)
+    text = console.export_text()
+    assert "Kernels at the target" in text and re.search(r"stencil\s+1\.25\s+12\.3 ms", text)
+    markdown = markdown_report(analysis)
+    assert "### Kernels at the target" in markdown and "| stencil | 1.25 | 12.3 ms |" in markdown
+    assert "|---|---:|---:|" in markdown
+    (shown,) = json.loads(json.dumps(show_document(analysis)))["show"]
+    assert shown["tables"] == [{"title": "Kernels at the target", "columns": ["kernel", "CPI", "memory time"],
+                                "units": ["", "", "s"], "rows": [["stencil", 1.25, 0.0123], ["halo", 0.8, 2.5]]}]

@@ -7,6 +7,9 @@ here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 venv="${PMKIT_EXTRAP_VENV:-$here/.venv}"
 export PMKIT_SHARED_DATA="${PMKIT_SHARED_DATA:-$(cd "$repo/.." && pwd)/shared/data}"
+# The GUI tests draw headless: Qt's offscreen platform unless a platform is chosen (e.g. QT_QPA_PLATFORM=xcb
+# with DISPLAY=:99 from `Xvfb :99 &`, which needs the libxcb-cursor0 family of system libraries).
+export QT_QPA_PLATFORM="${QT_QPA_PLATFORM:-offscreen}"
 
 python3 -m venv "$venv"
 "$venv/bin/python" -m pip install -q --upgrade pip

@@ -1,8 +1,11 @@
 """pmkit: empirical performance modeling of parallel programs.
 
-The public SDK: ``read``, ``model``, ``detect``, the core types, and ``hookimpl`` for plugins.
+The public SDK: ``read``, ``model``, ``detect``, ``load_prior``, ``analyse`` (all of it at once, as
+``pmkit show`` does), per-process models (``PerProcessModel``, ``predict``), the core types, and
+``hookimpl`` for plugins.
 """
 
+from pmkit.analysis import Analysis
 from pmkit.constraints import Constraint
 from pmkit.errors import InputError, PmkitError, UsageError
 from pmkit.experiment import CallTree, EventTable, Experiment, ExperimentBuilder, Metric
@@ -11,11 +14,21 @@ from pmkit.hookspecs import hookimpl
 from pmkit.models import Model, ModelSet, Quality
 from pmkit.options import Option
 from pmkit.pmnf import Factor, Function, Term
-from pmkit.sdk import detect, model, read
+from pmkit.sdk import analyse, detect, load_prior, model, read
 from pmkit.series import SeriesBatch
 
 __all__ = [
-    "CallTree", "Constraint", "EventTable", "Experiment", "ExperimentBuilder", "Factor", "Finding",
-    "Function", "InputError", "Metric", "Model", "ModelSet", "Option", "PmkitError",
-    "Quality", "SeriesBatch", "Term", "UsageError", "detect", "hookimpl", "model", "read",
+    "Analysis", "CallTree", "Constraint", "EventTable", "Experiment", "ExperimentBuilder", "Factor", "Finding",
+    "Function", "InputError", "Metric", "Model", "ModelSet", "Option", "PerProcessModel", "PmkitError",
+    "Quality", "SeriesBatch", "Term", "UsageError", "analyse", "detect", "hookimpl", "load_prior", "model",
+    "predict", "read",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """``PerProcessModel`` and ``predict`` load on first use, so that ``pmkit --help`` stays fast."""
+    if name in ("PerProcessModel", "predict"):
+        from pmkit import perprocess
+
+        return getattr(perprocess, name)
+    raise AttributeError(f"module 'pmkit' has no attribute {name!r}")

@@ -1,4 +1,5 @@
-"""The errors pmkit raises on purpose: bad input (exit code 1) and bad usage (exit code 2).
+"""The errors pmkit raises on purpose: bad input or output (exit code 1), bad usage (exit code 2), and
+a plugin that failed when called (exit code 3, naming the plugin and its package).
 
 Anything else escaping to the CLI is a bug in pmkit or a plugin, not in the user's data.
 """
@@ -31,3 +32,27 @@ class InputError(PmkitError):
 
 class UsageError(PmkitError):
     """A request that cannot be carried out as asked: unknown plugin, bad option, wrong metric."""
+
+
+class OutputError(PmkitError):
+    """A file pmkit was asked to write and could not (full disk, no such folder, no permission)."""
+
+    def __init__(self, path: str | PathLike, problem: str) -> None:
+        self.path = str(path)
+        self.problem = problem
+        super().__init__(f"cannot write {self.path}: {problem}")
+
+
+class PluginError(PmkitError):
+    """A reader, modeler, prior or detector raised, or returned the wrong thing, when pmkit called it.
+
+    ``plugin`` names the object and the package that provided it (``detector 'x' of plugin
+    pmkit-x 1.0``); the message is one line.  A bug in that plugin, not in the user's data.
+    """
+
+    def __init__(self, plugin: str, problem: str, *, path: str | PathLike | None = None) -> None:
+        self.plugin = plugin
+        self.problem = problem
+        self.path = None if path is None else str(path)
+        on = f" on {self.path}" if self.path else ""
+        super().__init__(f"{plugin} failed{on}: {problem}")

@@ -49,7 +49,12 @@ class Callpath:
 
 
 class CallTree(Sequence[Callpath]):
-    """The call paths of an experiment as a tree, indexable by position and by path string."""
+    """The call paths of an experiment as a tree, indexable by position and by path string.
+
+    Its items are :class:`Callpath` objects, not strings: ``tree.paths()`` gives the strings
+    (``main->solve``), ``tree["main->solve"]`` and ``tree[i]`` the nodes, ``"main->solve" in tree``
+    tests a path string.
+    """
 
     def __init__(self) -> None:
         self._nodes: list[Callpath] = []
@@ -96,12 +101,15 @@ class CallTree(Sequence[Callpath]):
         return self._by_path[path]
 
     def children(self, index: int) -> list[int]:
+        """Positions of the direct children of the node at ``index``."""
         return list(self._children[index])
 
     def roots(self) -> list[int]:
+        """Positions of the nodes without a parent."""
         return [n.index for n in self._nodes if n.parent is None]
 
     def paths(self) -> list[str]:
+        """Every call path's string form, in position order."""
         return [n.path for n in self._nodes]
 
 
@@ -124,7 +132,9 @@ class Experiment:
     missing value.  ``locations[metric][point]``, when present, has shape
     (len(callpaths), repetitions, locations at that point).  ``stored_models`` holds models that
     came with the input (the model sets of an Extra-P ``.extra-p`` file), by model-set name, so
-    that they can be shown and compared beside pmkit's own.
+    that they can be shown and compared beside pmkit's own.  ``callpaths`` is a :class:`CallTree`
+    of :class:`Callpath` objects (``callpaths.paths()`` gives the strings), whose positions index
+    the first axis of every measurement array.
     """
 
     parameters: tuple[str, ...]
@@ -160,6 +170,7 @@ class Experiment:
                                  f"({len(self.callpaths)}, {len(self.points)}, repetitions)")
 
     def metric(self, name: str) -> Metric:
+        """The :class:`Metric` named ``name`` (its unit, inclusiveness, description); KeyError if absent."""
         for metric in self.metrics:
             if metric.name == name:
                 return metric
@@ -167,6 +178,7 @@ class Experiment:
 
     @property
     def metric_names(self) -> list[str]:
+        """The metrics' names, in order."""
         return [m.name for m in self.metrics]
 
     def values(self, metric: str, measure: str = "mean") -> np.ndarray:
@@ -174,6 +186,7 @@ class Experiment:
         return reduce_repetitions(self.measurements[metric], measure)
 
     def point_label(self, index: int) -> str:
+        """The point at ``index`` as text, ``p=64, size=30``."""
         return ", ".join(f"{p}={_num(v)}" for p, v in zip(self.parameters, self.points[index], strict=True))
 
     def __repr__(self) -> str:
@@ -265,6 +278,12 @@ class ExperimentBuilder:
         return index
 
     def add_metric(self, name: str, unit: str = "", inclusive: bool = False, description: str = "") -> str:
+        """Declare a metric with its ``unit`` (``"sec"``, ``"bytes"``), whether its values are ``inclusive``
+        (with callees) and a ``description``; returns ``name``.
+
+        Call it before the first :meth:`add_values` of the metric: a metric first met in
+        ``add_values`` is declared without a unit, and a later ``add_metric`` does not change it.
+        """
         if name not in self._metrics:
             self._metrics[name] = Metric(name, unit, inclusive, description)
         return name
@@ -288,6 +307,7 @@ class ExperimentBuilder:
 
     @property
     def n_points(self) -> int:
+        """How many distinct points have been added so far."""
         return len(self._points)
 
     def build(self) -> Experiment:

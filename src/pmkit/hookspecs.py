@@ -22,7 +22,7 @@ built-in readers, modelers, priors and detectors are registered through these sa
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -37,7 +37,10 @@ if TYPE_CHECKING:
     from pmkit.series import SeriesBatch
 
 hookspec = pluggy.HookspecMarker("pmkit")
+"""Marks the hook specifications below (pmkit's own use)."""
+
 hookimpl = pluggy.HookimplMarker("pmkit")
+"""Marks a plugin's hook functions: ``@pmkit.hookimpl`` above ``def pmkit_register_modelers(register)``."""
 
 
 @runtime_checkable
@@ -78,14 +81,26 @@ class Modeler(Protocol):
 class PriorKnowledge(Protocol):
     """What a prior loaded from a file knows: a :class:`~pmkit.constraints.Constraint` per call path.
 
-    It may also offer ``contradictions(experiment, constrained, unconstrained, constraints)``
-    returning :class:`~pmkit.findings.Finding` objects where the data supports what the prior rules
-    out; :func:`pmkit.sdk.prior_contradictions` calls it when present.
+    It may also follow :class:`ChecksContradictions`.
     """
 
     def constraints(self, experiment: Experiment) -> dict[str, Constraint]:
         """Constraints keyed by call path string; call paths without one are left to the data."""
         ...
+
+
+@runtime_checkable
+class ChecksContradictions(Protocol):
+    """Prior knowledge that can also say where the data supports what it rules out (optional).
+
+    ``contradictions(experiment, constrained, unconstrained, constraints)`` gets the models fitted
+    under the prior's constraints and without them, and returns :class:`~pmkit.findings.Finding`
+    objects; :func:`pmkit.sdk.analyse` and :func:`pmkit.sdk.model_with_prior` call it when the
+    knowledge has it, and report the findings beside the detectors'.
+    """
+
+    def contradictions(self, experiment: Experiment, constrained: ModelSet, unconstrained: ModelSet,
+                       constraints: Mapping[str, Constraint]) -> list[Finding]: ...
 
 
 @runtime_checkable

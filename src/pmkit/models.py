@@ -33,14 +33,8 @@ class Quality:
     cv_smape: float | None = None
 
     def to_json(self) -> dict[str, float | None]:
-        return {"rss": _finite(self.rss), "smape": _finite(self.smape),
-                "adjusted_r2": _finite(self.adjusted_r2), "cv_smape": _finite(self.cv_smape)}
-
-
-def _finite(value: float | None) -> float | None:
-    if value is None or value != value or value in (float("inf"), float("-inf")):
-        return None
-    return float(value)
+        """The figures as JSON values; a document made by :mod:`pmkit.schema` turns NaN into null."""
+        return {"rss": self.rss, "smape": self.smape, "adjusted_r2": self.adjusted_r2, "cv_smape": self.cv_smape}
 
 
 @dataclass(frozen=True)
@@ -109,6 +103,7 @@ class Model:
 
     @property
     def ok(self) -> bool:
+        """Whether the model has a function (a model without one carries notes saying why)."""
         return self.function is not None
 
     @property
@@ -224,4 +219,5 @@ class ModelSet(Sequence[Model]):
         return None if i is None else self[i]
 
     def for_metric(self, metric: str) -> list[Model]:
+        """The models of ``metric``, in series order."""
         return [m for m in self if m.metric == metric]

@@ -1,7 +1,9 @@
-"""Declared plugin options: name, type, default and help, parsed from ``--option name=value``.
+"""Declared plugin options: name, type, default and help, parsed from ``-O name=value`` and friends.
 
 Readers, modelers, priors and detectors declare their options as a tuple of :class:`Option` so
-the CLI can list them, parse them with the right type, and reject unknown names.
+the CLI can list them, parse them with the right type, and reject unknown names.  The SDK resolves
+them once (:func:`resolve_options`: parse, check, fill defaults) and calls the plugin with every
+declared option; a plugin never parses or checks them again.
 """
 
 from __future__ import annotations
@@ -12,13 +14,20 @@ from typing import Any
 
 from pmkit.errors import UsageError
 
+PAIRS = "list of NAME=VALUE pairs separated by commas"
+"""How the text form of a ``dict`` option is described in errors."""
+
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 
 
 @dataclass(frozen=True)
 class Option:
-    """One option a plugin accepts.  ``type`` is ``bool``, ``int``, ``float`` or ``str``."""
+    """One option a plugin accepts.
+
+    ``type`` is ``bool``, ``int``, ``float``, ``str`` or ``dict`` (names to names, given on the
+    command line as ``a=b,c=d``).
+    """
 
     name: str
     type: type
@@ -37,26 +46,89 @@ class Option:
                     value = False
                 else:
                     raise ValueError(text)
+            elif self.type is dict:
+                value = parse_pairs(text)
             else:
                 value = self.type(text)
         except ValueError:
-            raise UsageError(f"option {self.name}: {text!r} is not a valid {self.type.__name__}") from None
+            what = PAIRS if self.type is dict else f"valid {self.type.__name__}"
+            raise UsageError(f"option {self.name}: {text!r} is not a {what}") from None
         self.check(value)
         return value
 
     def check(self, value: Any) -> None:
+        """UsageError unless ``value`` (already of this option's type) is allowed."""
+        if self.type is dict and not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+            raise UsageError(f"option {self.name}: {value!r} must map names to names")
         if self.choices is not None and value not in self.choices:
             raise UsageError(f"option {self.name}: {value!r} is not one of {', '.join(map(str, self.choices))}")
 
 
-def parse_assignments(items: Iterable[str]) -> dict[str, str]:
-    """``["a=1", "b=x"]`` → ``{"a": "1", "b": "x"}``; raises UsageError on an item without ``=``."""
+def parse_assignments(items: Iterable[str], flag: str = "-O") -> dict[str, str]:
+    """``["a=1", "b=x"]`` → ``{"a": "1", "b": "x"}``; UsageError naming ``flag`` on an item without ``=``."""
     out: dict[str, str] = {}
     for item in items:
         name, sep, value = item.partition("=")
         if not sep or not name.strip():
-            raise UsageError(f"--option expects name=value, got {item!r}")
+            raise UsageError(f"{flag} expects NAME=VALUE, got {item!r}")
         out[name.strip()] = value.strip()
+    return out
+
+
+def parse_pairs(text: str) -> dict[str, str]:
+    """``"size=n, p=ranks"`` → ``{"size": "n", "p": "ranks"}``: the text form of a ``dict`` option."""
+    out: dict[str, str] = {}
+    for item in text.split(","):
+        if not item.strip():
+            continue
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip() or not value.strip():
+            raise ValueError(item.strip())
+        out[name.strip()] = value.strip()
+    return out
+
+
+def with_defaults(declared: Sequence[Option], given: Mapping[str, Any], owner: str) -> dict[str, Any]:
+    """The declared defaults overlaid by ``given``, for a plugin method called directly.
+
+    The SDK always passes every declared option, resolved; this fills in the rest for code that
+    calls a plugin object itself (tests, notebooks) and refuses names ``owner`` does not declare,
+    without parsing or checking values again.
+    """
+    _check_names(declared, given, owner)
+    return {**{o.name: o.default for o in declared}, **given}
+
+
+def _check_names(declared: Sequence[Option], given: Mapping[str, Any], owner: str) -> None:
+    names = {o.name for o in declared}
+    unknown = [k for k in given if k not in names]
+    if unknown:
+        known = ", ".join(sorted(names)) or "none"
+        raise UsageError(f"{owner} has no option {', '.join(unknown)}; its options: {known}")
+
+
+def route_options(owners: Mapping[str, Sequence[Option]], given: Mapping[str, Any], kind: str) -> dict[str, dict]:
+    """Split options among several plugins of one ``kind``: ``{owner: {option: value}}``.
+
+    ``name=value`` goes to every owner declaring ``name``; ``owner.name=value`` to that owner only.
+    An option no owner declares, or an owner that is not among ``owners``, is a UsageError: an
+    option is never dropped silently.
+    """
+    out: dict[str, dict] = {owner: {} for owner in owners}
+    for key, value in given.items():
+        owner, dot, name = key.rpartition(".")
+        if dot:
+            if owner not in owners:
+                selected = ", ".join(owners) or "none"
+                raise UsageError(f"option {key}: no {kind} named {owner!r} runs (running: {selected})")
+            out[owner][name] = value
+            continue
+        takers = [o for o, declared in owners.items() if any(d.name == key for d in declared)]
+        if not takers:
+            known = sorted({f"{o}.{d.name}" for o, declared in owners.items() for d in declared}) or ["none"]
+            raise UsageError(f"no {kind} that runs has an option {key}; their options: {', '.join(known)}")
+        for owner in takers:
+            out[owner][key] = value
     return out
 
 
@@ -65,11 +137,8 @@ def resolve_options(declared: Sequence[Option], given: Mapping[str, Any], owner:
 
     Unknown names raise UsageError listing the options ``owner`` accepts.
     """
+    _check_names(declared, given, owner)
     by_name = {o.name: o for o in declared}
-    unknown = [k for k in given if k not in by_name]
-    if unknown:
-        known = ", ".join(sorted(by_name)) or "none"
-        raise UsageError(f"{owner} has no option {', '.join(unknown)}; its options: {known}")
     values = {o.name: o.default for o in declared}
     for name, value in given.items():
         option = by_name[name]

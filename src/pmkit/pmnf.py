@@ -9,7 +9,7 @@ know their lead-order term at a point, and round-trip through JSON.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -90,15 +90,23 @@ class Factor:
         return " * ".join(parts)
 
     def pretty_text(self) -> str:
+        """Compact notation: ``p^(3/2)·log2(p)^2``."""
+        return self._text(_pretty_exponent, "{p}^{e}", "log2({p})", "log2({p})^{e}")
+
+    def order_text(self) -> str:
+        """The factor as an order of growth is written: ``p^1.5``, ``p^(2/3)``, ``p·log p``, ``log^2 p``."""
+        return self._text(_order_exponent, "{p}^{e}", "log {p}", "log^{e} {p}")
+
+    def _text(self, exponent: Callable[[Fraction], str], power: str, log: str, log_power: str) -> str:
         parts = []
         if self.exponent == 1:
             parts.append(self.parameter)
         elif self.exponent != 0:
-            parts.append(f"{self.parameter}^{_pretty_exponent(self.exponent)}")
+            parts.append(power.format(p=self.parameter, e=exponent(self.exponent)))
         if self.log_exponent == 1:
-            parts.append(f"log2({self.parameter})")
+            parts.append(log.format(p=self.parameter))
         elif self.log_exponent != 0:
-            parts.append(f"log2({self.parameter})^{_pretty_exponent(self.log_exponent)}")
+            parts.append(log_power.format(p=self.parameter, e=exponent(self.log_exponent)))
         return "·".join(parts)
 
     def to_json(self) -> dict[str, str]:
@@ -117,6 +125,18 @@ class Factor:
 def _pretty_exponent(value: Fraction) -> str:
     text = fraction_text(value)
     return text if value.denominator == 1 and value > 0 else f"({text})"
+
+
+DECIMAL_DENOMINATORS = (2, 4, 5, 8)
+"""Exponents with these denominators read better as decimals in an order of growth (``p^1.5``)."""
+
+
+def _order_exponent(value: Fraction) -> str:
+    if value.denominator == 1:
+        return str(value.numerator)
+    if value.denominator in DECIMAL_DENOMINATORS:
+        return f"{float(value):g}"
+    return f"({fraction_text(value)})"
 
 
 @dataclass(frozen=True)
@@ -190,6 +210,7 @@ class Function:
 
     @property
     def is_constant(self) -> bool:
+        """Whether no term depends on a parameter (every term has a zero coefficient or no factor)."""
         return all(t.coefficient == 0 or not t.factors for t in self.terms)
 
     def _columns(self, points: Any) -> tuple[dict[str, np.ndarray], int, bool]:

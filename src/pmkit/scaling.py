@@ -1,28 +1,29 @@
-"""Where a program stops scaling: per call path shares now and at a target scale, growth classes, rankings.
+"""Where a program stops scaling: per call path shares now and at a target scale, and rankings.
 
-This is the analysis behind ``pmkit show``: it evaluates each call path's model at the largest
-measured point and at a target scale, classifies how the model grows (constant, logarithmic,
-polynomial degree), and ranks the call paths that grow fastest.  It works on any
-:class:`~pmkit.models.ModelSet`, whichever modeler made it; rendering lives in :mod:`pmkit.ui`.
+The scaling report behind ``pmkit show``: it evaluates each call path's model at the largest
+measured point and at a target scale, classifies how the model grows (:mod:`pmkit.growth`), and
+ranks the call paths that grow fastest.  It works on any :class:`~pmkit.models.ModelSet`, whichever
+modeler made it.  :func:`pmkit.sdk.analyse` builds it once, with the models, findings and one call
+path's detail (:mod:`pmkit.detail`), into a :class:`pmkit.analysis.Analysis`; :mod:`pmkit.ui` renders it.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from fractions import Fraction
+from dataclasses import dataclass
 
 import numpy as np
 
 from pmkit.constraints import Constraint
 from pmkit.errors import UsageError
 from pmkit.experiment import Experiment
+from pmkit.growth import Growth, growth_of
 from pmkit.models import Model, ModelSet
-from pmkit.pmnf import Function, Term
+from pmkit.pmnf import Function
 
 DEFAULT_SCALE_UP = 4.0
-"""Without ``--at``, the target is this many times the largest measured value of each parameter."""
+"""Without a target, it is this many times the largest measured value of each parameter."""
 
 SORT_KEYS = ("share", "growth", "name")
 
@@ -30,127 +31,6 @@ RANKING_SHARE = 0.1
 """The ranking lists growing call paths down to this fraction of the tree's ``min_share``: a call path
 too small to show in the tree may still be the one that grows (the example study's MPI_Allreduce
 takes 1 % at the target)."""
-
-
-@dataclass(frozen=True)
-class Growth:
-    """How a model grows asymptotically: the dominant term's exponents, as a class and a label.
-
-    ``kind`` is ``constant``, ``decreasing``, ``logarithmic`` or ``polynomial``; ``level`` orders
-    the classes by how badly they scale (0 constant or decreasing, 1 logarithmic, 2 sub-linear,
-    3 linear, 4 super-linear); ``label`` reads like ``p^1.5`` or ``p·log p``.
-    """
-
-    kind: str
-    label: str
-    level: int
-    exponents: tuple[tuple[str, Fraction, Fraction], ...] = ()
-
-    @property
-    def order(self) -> tuple[float, float, float]:
-        """A key that sorts classes from slowest to fastest growth."""
-        poly = [float(e) for _, e, _ in self.exponents]
-        logs = [float(j) for _, _, j in self.exponents]
-        if self.kind == "decreasing":
-            return (-1.0, 0.0, 0.0)
-        return (max(poly, default=0.0), sum(poly), sum(logs))
-
-    def to_json(self) -> dict[str, object]:
-        return {"kind": self.kind, "label": self.label, "level": self.level,
-                "exponents": [{"parameter": p, "exponent": _fraction(e), "log_exponent": _fraction(j)}
-                              for p, e, j in self.exponents]}
-
-
-def _fraction(value: Fraction) -> str:
-    return str(value.numerator) if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
-
-
-def _term_order(term: Term) -> tuple[Fraction, Fraction]:
-    return (sum((f.exponent for f in term.factors), Fraction(0)),
-            sum((f.log_exponent for f in term.factors), Fraction(0)))
-
-
-def _exponent_text(value: Fraction) -> str:
-    if value.denominator == 1:
-        return str(value.numerator)
-    if value.denominator in (2, 4, 5, 8):
-        return f"{float(value):g}"
-    return f"({value.numerator}/{value.denominator})"
-
-
-def _factor_label(parameter: str, exponent: Fraction, log_exponent: Fraction) -> str:
-    parts = []
-    if exponent == 1:
-        parts.append(parameter)
-    elif exponent != 0:
-        parts.append(f"{parameter}^{_exponent_text(exponent)}")
-    if log_exponent == 1:
-        parts.append(f"log {parameter}")
-    elif log_exponent != 0:
-        parts.append(f"log^{_exponent_text(log_exponent)} {parameter}")
-    return "·".join(parts)
-
-
-CONSTANT = Growth("constant", "constant", 0)
-DECREASING = Growth("decreasing", "decreasing", 0)
-
-
-def growth_of(function: Function | None) -> Growth | None:
-    """The growth class of ``function``: its fastest-growing term with a positive coefficient.
-
-    A function whose fastest-growing term has a negative coefficient, or whose terms all have
-    negative exponents, is ``decreasing``; one without terms is ``constant``.  None for no function.
-    """
-    if function is None:
-        return None
-    terms = [t for t in function.terms if t.coefficient != 0 and t.factors]
-    if not terms:
-        return CONSTANT
-    top = max(terms, key=_term_order)
-    if top.coefficient < 0 or _term_order(top) <= (0, 0):
-        growing = [t for t in terms if t.coefficient > 0 and _term_order(t) > (0, 0)]
-        if not growing or max(_term_order(t) for t in growing) < _term_order(top):
-            return DECREASING
-        top = max(growing, key=_term_order)
-    exponents = tuple((f.parameter, f.exponent, f.log_exponent) for f in top.factors)
-    label = "·".join(_factor_label(p, e, j) for p, e, j in exponents)
-    highest = max(e for _, e, _ in exponents)
-    has_log = any(j > 0 for _, _, j in exponents)
-    if highest <= 0:
-        return Growth("logarithmic", label, 1, exponents)
-    if highest < 1:
-        level = 2
-    elif highest == 1 and not has_log:
-        level = 3
-    else:
-        level = 4
-    return Growth("polynomial", label, level, exponents)
-
-
-def parse_target(text: str | None, parameters: Sequence[str]) -> dict[str, float]:
-    """``"p=65536,size=100"`` → ``{"p": 65536.0, "size": 100.0}``; UsageError naming a bad item."""
-    target: dict[str, float] = {}
-    if not text:
-        return target
-    for item in text.replace(";", ",").split(","):
-        if not item.strip():
-            continue
-        name, sep, value = item.partition("=")
-        name = name.strip()
-        if not sep:
-            raise UsageError(f"--at expects name=value items like p=65536, got {item.strip()!r}")
-        if name not in parameters:
-            raise UsageError(f"--at names parameter {name!r}; the experiment has {', '.join(parameters)}")
-        if name in target:
-            raise UsageError(f"--at gives {name} twice")
-        try:
-            number = float(value)
-        except ValueError:
-            raise UsageError(f"--at {name}: {value.strip()!r} is not a number") from None
-        if not math.isfinite(number) or number <= 0:
-            raise UsageError(f"--at {name}: {value.strip()!r} must be a positive number")
-        target[name] = number
-    return target
 
 
 def reference_index(experiment: Experiment) -> int:
@@ -222,15 +102,11 @@ class CallpathScaling:
         return self.model is not None and self.model.function is not None
 
     def to_json(self) -> dict[str, object]:
-        return {"callpath": self.callpath, "measured": _finite(self.measured), "share": _finite(self.share),
-                "fitted": _finite(self.fitted), "predicted": _finite(self.predicted),
-                "predicted_share": _finite(self.predicted_share), "growth": _finite(self.growth),
+        return {"callpath": self.callpath, "measured": self.measured, "share": self.share,
+                "fitted": self.fitted, "predicted": self.predicted,
+                "predicted_share": self.predicted_share, "growth": self.growth,
                 "growth_class": None if self.growth_class is None else self.growth_class.to_json(),
                 "prior_note": self.prior_note}
-
-
-def _finite(value: float) -> float | None:
-    return float(value) if math.isfinite(value) else None
 
 
 @dataclass
@@ -318,14 +194,15 @@ class ScalingReport:
         """The analysis as JSON: metric, reference and target points, totals (rows are per model)."""
         return {"metric": self.metric, "unit": self.unit, "measure": self.measure,
                 "reference_point": self.reference, "target": self.target,
-                "total_measured": _finite(self.total_measured), "total_predicted": _finite(self.total_predicted)}
+                "total_measured": self.total_measured, "total_predicted": self.total_predicted}
 
 
 def _or_zero(value: float) -> float:
     return value if math.isfinite(value) else 0.0
 
 
-def _evaluate(function: Function | None, point: Mapping[str, float]) -> float:
+def evaluate(function: Function | None, point: Mapping[str, float]) -> float:
+    """``function`` at one ``point`` (NaN without a function); overflow gives inf, not a warning."""
     if function is None:
         return math.nan
     with np.errstate(all="ignore"):
@@ -357,8 +234,8 @@ def analyse(experiment: Experiment, models: ModelSet | Sequence[Model], metric: 
     for cp in experiment.callpaths:
         model = by_path.get(cp.path)
         if model is not None and model.function is not None:
-            fitted[cp.index] = _evaluate(model.function, reference)
-            predicted[cp.index] = _evaluate(model.function, goal)
+            fitted[cp.index] = evaluate(model.function, reference)
+            predicted[cp.index] = evaluate(model.function, goal)
     counted = experiment.callpaths.roots() if info.inclusive else list(range(len(experiment.callpaths)))
     # shares are of non-negative parts, now and then alike (a negative value or prediction counts 0)
     measured_part = np.clip(measured, 0.0, None)
@@ -379,7 +256,7 @@ def analyse(experiment: Experiment, models: ModelSet | Sequence[Model], metric: 
                                     _part(measured_part[i], total_measured), float(fitted[i]), float(predicted[i]),
                                     _part(clipped[i], total_predicted), float(growth),
                                     growth_of(model.function) if model is not None else None,
-                                    prior_note(model, (constraints or {}).get(cp.path), experiment.parameters),
+                                    prior_note((constraints or {}).get(cp.path), experiment.parameters),
                                     _part(branch_measured[i], total_measured),
                                     _part(branch_predicted[i], total_predicted), float(branch_predicted[i]),
                                     int(measured_at[i])))
@@ -387,26 +264,17 @@ def analyse(experiment: Experiment, models: ModelSet | Sequence[Model], metric: 
                          total_measured, total_predicted, rows)
 
 
-PRIOR_WORDS = ("prior", "taint")
-"""Without the constraints at hand, a model note with one of these words is taken to come from a prior."""
+def prior_note(constraint: Constraint | None, parameters: Sequence[str]) -> str | None:
+    """What a prior's ``constraint`` did to a call path's model (its :meth:`~Constraint.note`), or None.
 
-
-def prior_note(model: Model | None, constraint: Constraint | None, parameters: Sequence[str]) -> str | None:
-    """What a prior did to a model, when it restricted it: the model's note about it, or the constraint's.
-
-    A constraint that allows every parameter to appear and multiply changes nothing and gives None.
-    Without a constraint, a model note mentioning a prior (``PRIOR_WORDS``) is returned.
+    None without a constraint, and for one that allows every parameter to appear and multiply: it
+    changes nothing.
     """
-    notes = model.notes if model is not None else ()
     if constraint is None:
-        return next((n for n in notes if any(w in n.lower() for w in PRIOR_WORDS)), None)
+        return None
     restricts = constraint.constant or any(not constraint.allows(p) for p in parameters) or any(
         not constraint.may_multiply(a, b) for a in parameters for b in parameters if a < b)
-    if not restricts:
-        return None
-    own = constraint.note()
-    source = constraint.source or "prior"
-    return next((n for n in notes if n == own), None) or next((n for n in notes if source in n), None) or own
+    return constraint.note() if restricts else None
 
 
 def _part(value: float, total: float) -> float:
@@ -424,177 +292,3 @@ def _branch_sums(experiment: Experiment, values: np.ndarray) -> np.ndarray:
             sums[cp.parent] += sums[cp.index]
             seen[cp.parent] |= seen[cp.index]
     return np.where(seen, sums, np.nan)
-
-
-@dataclass(frozen=True)
-class PointStats:
-    """The repetitions of one call path at one point: count, mean, spread, and the model's value there."""
-
-    coordinates: dict[str, float]
-    label: str
-    repetitions: int
-    mean: float
-    minimum: float
-    maximum: float
-    std: float
-    fitted: float
-
-    @property
-    def relative_error(self) -> float:
-        """(model − mean) / mean; NaN where either is missing or the mean is zero."""
-        if not (math.isfinite(self.mean) and math.isfinite(self.fitted)) or self.mean == 0:
-            return math.nan
-        return (self.fitted - self.mean) / abs(self.mean)
-
-    @property
-    def spread(self) -> float:
-        """Half the min–max range relative to the mean: ±x of run-to-run variation."""
-        if not math.isfinite(self.mean) or self.mean == 0 or self.repetitions < 2:
-            return math.nan
-        return (self.maximum - self.minimum) / 2 / abs(self.mean)
-
-
-LOG_AXIS_RATIO = 32.0
-"""A plot's parameter axis is logarithmic from this ratio of its largest to smallest value on: on a
-linear axis from 8 to 32768 every measured point would crowd into the first column."""
-
-
-@dataclass(frozen=True)
-class PlotData:
-    """Measurements and model along one parameter, the others fixed, for a plot.
-
-    ``curve_x``/``curve_y`` sample the model from the smallest measured value to the target;
-    ``log_x`` is set when the measured values are powers of two or the axis spans a factor of
-    :data:`LOG_AXIS_RATIO` or more; ``log_y`` when the values span more than two decades, or more
-    than one on a log ``x`` axis (a power law is then a straight line).
-    """
-
-    parameter: str
-    fixed: dict[str, float]
-    x: np.ndarray
-    mean: np.ndarray
-    low: np.ndarray
-    high: np.ndarray
-    curve_x: np.ndarray
-    curve_y: np.ndarray
-    measured_until: float
-    log_x: bool
-    log_y: bool
-
-
-@dataclass(frozen=True)
-class CallpathDetail:
-    """Everything ``pmkit show --callpath`` says about one call path."""
-
-    row: CallpathScaling
-    metric: str
-    unit: str
-    reference: dict[str, float]
-    target: dict[str, float]
-    points: list[PointStats]
-    predictions: list[tuple[dict[str, float], float]]
-    plot: PlotData | None
-    stored: list[StoredModel] = field(default_factory=list)
-
-    def to_json(self) -> dict[str, object]:
-        return {"callpath": self.row.callpath,
-                "points": [{"point": p.coordinates, "repetitions": p.repetitions, "mean": _finite(p.mean),
-                            "min": _finite(p.minimum), "max": _finite(p.maximum), "std": _finite(p.std),
-                            "fitted": _finite(p.fitted)} for p in self.points],
-                "predictions": [{"point": point, "value": _finite(v)} for point, v in self.predictions],
-                "stored_models": [{"set": s.name, "modeler": s.model.modeler, **s.model.to_json(),
-                                   "prediction_at_target": _finite(s.at_target)} for s in self.stored]}
-
-
-@dataclass
-class StoredModel:
-    """A model that came with the input (an ``.extra-p`` file's model set), for comparison."""
-
-    name: str
-    model: Model
-    at_target: float
-
-
-def stored_models(report: ScalingReport, callpath: str) -> list[StoredModel]:
-    """The input's own models of ``callpath`` and the report's metric, with their value at the target."""
-    out = []
-    for name, models in report.experiment.stored_models.items():
-        found = models.get(callpath, report.metric)
-        if found is not None:
-            at = _evaluate(found.function, report.target) if found.function is not None else math.nan
-            out.append(StoredModel(name, found, at))
-    return out
-
-
-def _powers_of_two(values: np.ndarray) -> bool:
-    values = values[values > 0]
-    if len(values) < 2:
-        return False
-    logs = np.log2(values)
-    return bool(np.allclose(logs, np.round(logs)))
-
-
-def detail(report: ScalingReport, callpath: str) -> CallpathDetail:
-    """Measured points (mean and spread), predictions up to the target, and plot data for ``callpath``."""
-    row = report.row(callpath)
-    experiment = report.experiment
-    raw = experiment.measurements[report.metric][row.index]
-    function = row.model.function if row.model is not None else None
-    points = []
-    for i in range(len(experiment.points)):
-        reps = raw[i][np.isfinite(raw[i])]
-        coords = {name: float(v) for name, v in zip(experiment.parameters, experiment.points[i], strict=True)}
-        if len(reps):
-            stats = (float(np.mean(reps)), float(np.min(reps)), float(np.max(reps)), float(np.std(reps)))
-        else:
-            stats = (math.nan,) * 4
-        points.append(PointStats(coords, experiment.point_label(i), len(reps), *stats, _evaluate(function, coords)))
-    points.sort(key=lambda s: tuple(s.coordinates.values()))
-    predictions = []
-    if function is not None:
-        changing = [k for k in report.reference if report.target[k] > report.reference[k]]
-        for factor in (2.0, 4.0, 8.0, 16.0):
-            point = {k: v * factor if k in changing else v for k, v in report.reference.items()}
-            if changing and all(point[k] < report.target[k] for k in changing):
-                predictions.append((point, _evaluate(function, point)))
-        predictions.append((dict(report.target), _evaluate(function, report.target)))
-    return CallpathDetail(row, report.metric, report.unit, dict(report.reference), dict(report.target), points,
-                          predictions, _plot_data(report, row, points), stored_models(report, row.callpath))
-
-
-def _plot_data(report: ScalingReport, row: CallpathScaling, points: list[PointStats]) -> PlotData | None:
-    experiment = report.experiment
-    params = experiment.parameters
-    spans = {name: len(np.unique(experiment.points[:, i])) for i, name in enumerate(params)}
-    changing = [name for name in params if report.target[name] != report.reference[name]]
-    candidates = changing or list(params)
-    parameter = max(candidates, key=lambda name: (spans[name], -params.index(name)))
-    fixed = {name: report.reference[name] for name in params if name != parameter}
-    line = [p for p in points if all(p.coordinates[k] == v for k, v in fixed.items()) and math.isfinite(p.mean)]
-    if len(line) < 1:
-        return None
-    x = np.array([p.coordinates[parameter] for p in line])
-    mean = np.array([p.mean for p in line])
-    low = np.array([p.minimum for p in line])
-    high = np.array([p.maximum for p in line])
-    lo_x = float(x.min())
-    hi_x = max(float(x.max()), report.target[parameter])
-    log_x = _powers_of_two(x) or (lo_x > 0 and hi_x / lo_x >= LOG_AXIS_RATIO)
-    function = row.model.function if row.model is not None else None
-    if log_x and lo_x > 0:
-        curve_x = np.geomspace(lo_x, hi_x, 256)
-    else:
-        curve_x = np.linspace(lo_x, hi_x, 256)
-    if function is not None:
-        columns = {name: np.full(len(curve_x), fixed[name]) for name in fixed}
-        columns[parameter] = curve_x
-        with np.errstate(all="ignore"):
-            curve_y = np.asarray(function.evaluate({n: columns[n] for n in function.parameters}), dtype=float)
-        curve_y = np.broadcast_to(curve_y, curve_x.shape).copy()
-    else:
-        curve_y = np.full(len(curve_x), np.nan)
-    values = np.concatenate([low, high, curve_y[np.isfinite(curve_y)]])
-    positive = values[values > 0]
-    ratio = positive.max() / positive.min() if len(positive) > 1 else 1.0
-    log_y = bool(len(positive) == len(values) and (ratio > 100 or (log_x and ratio > 10)))
-    return PlotData(parameter, fixed, x, mean, low, high, curve_x, curve_y, float(x.max()), log_x, log_y)

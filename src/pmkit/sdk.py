@@ -1,41 +1,49 @@
-"""The SDK's verbs: read inputs, model them, detect problems.
+"""The SDK's verbs: read inputs, model them, detect problems, analyse where they stop scaling.
 
-``exp = pmkit.read(path)``, ``models = pmkit.model(exp)``, ``findings = pmkit.detect(exp, models)``.
-Each looks its plugin up in the registry, so third-party readers, modelers, priors and detectors
-are used exactly like the built-ins.
+``exp = pmkit.read(path)``, ``models = pmkit.model(exp)``, ``findings = pmkit.detect(exp, models)``,
+and all of it at once: ``analysis = pmkit.analyse(path, target={"p": 65536})``.  Each looks its
+plugin up in the registry, so third-party readers, modelers, priors and detectors are used exactly
+like the built-ins.  Plugin options are resolved here, once (:func:`pmkit.options.resolve_options`),
+and every plugin receives them parsed, checked and complete.  Plugins are called through
+:func:`pmkit.plugins.call`: one that raises or returns the wrong type fails as a
+:class:`~pmkit.errors.PluginError` naming it and its package (a detector is skipped with a warning
+instead).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pmkit import progress
+from pmkit.analysis import Analysis, InputAnalysis, Inputs, LoadedPrior, PriorOutcome
 from pmkit.constraints import Constraint
-from pmkit.errors import InputError, UsageError
+from pmkit.errors import InputError, PluginError, UsageError
 from pmkit.experiment import MEASURES, Experiment
 from pmkit.findings import Finding
 from pmkit.models import ModelSet
-from pmkit.options import resolve_options
-from pmkit.plugins import Registry, get_registry
+from pmkit.options import resolve_options, route_options
+from pmkit.plugins import Guarded, PluginWarning, Registration, Registry, call, get_registry, returned, sniff
 from pmkit.series import SeriesBatch
 
 DEFAULT_MODELER = "refining"
 
 
 def find_reader(path: str | os.PathLike, registry: Registry | None = None) -> Any:
-    """The first registered reader whose ``sniff`` recognises ``path``; InputError if none does."""
+    """The first reader, in :meth:`Registry.sniff_order`, whose ``sniff`` recognises ``path``; InputError if none.
+
+    A sniff that fails, answers wrongly or takes too long counts as no (see :func:`pmkit.plugins.sniff`).
+    """
     registry = registry or get_registry()
     p = Path(path)
     if not p.exists():
         raise InputError(p, "no such file or directory")
-    for entry in registry.registrations["reader"].values():
-        try:
-            if entry.obj.sniff(p):
-                return entry.obj
-        except Exception:  # a reader's sniff must not stop the others from trying
-            continue
+    for entry in registry.sniff_order():
+        if sniff(registry, entry, p):
+            return entry.obj
     names = ", ".join(registry.names("reader")) or "none"
     raise InputError(p, f"no reader recognises this input (readers: {names}); choose one with --reader")
 
@@ -46,35 +54,74 @@ def read(path: str | os.PathLike, reader: str | None = None, *, registry: Regist
     registry = registry or get_registry()
     p = Path(path)
     if reader is None:
-        obj = find_reader(p, registry)
-    else:
-        obj = registry.get("reader", reader)
-        if not p.exists():
-            raise InputError(p, "no such file or directory")
-    values = resolve_options(obj.options, options, f"reader {obj.name}")
-    experiment = obj.read(p, **values)
+        reader = find_reader(p, registry).name
+    elif not p.exists():
+        raise InputError(p, "no such file or directory")
+    entry = registry.entry("reader", reader)
+    values = resolve_options(entry.obj.options, options, f"reader {entry.name}")
+    try:
+        experiment = returned(entry, "read", call(entry, "read", p, **values), Experiment, "an Experiment")
+    except PluginError as exc:
+        raise PluginError(exc.plugin, exc.problem, path=p) from exc.__cause__
     if not experiment.provenance.reader:
-        experiment.provenance.reader = obj.name
+        experiment.provenance.reader = entry.name
     return experiment
+
+
+def read_inputs(paths: Sequence[str | os.PathLike], reader: str | None = None, *, registry: Registry | None = None,
+                options: Mapping[str, Any] | Callable[[Any, Path], Mapping[str, Any]] | None = None) -> Inputs:
+    """Read every path; one that fails (an InputError, or a reader's PluginError) is recorded in
+    ``failed``, not raised.
+
+    ``options`` are the reader options, or a function of (reader, path) giving them, for options
+    that only some readers take.  Usage errors (an unknown reader or option) are raised.
+    """
+    registry = registry or get_registry()
+    inputs = Inputs()
+    for path in paths:
+        try:
+            obj = registry.get("reader", reader) if reader else find_reader(path, registry)
+            given = options(obj, Path(path)) if callable(options) else (options or {})
+            inputs.read.append((str(path), read(path, obj.name, registry=registry, **given)))
+        except (InputError, PluginError) as exc:
+            inputs.failed.append((str(path), exc))
+    return inputs
 
 
 def model(experiment: Experiment, modeler: str = DEFAULT_MODELER, *, metrics: Sequence[str] | None = None,
           callpaths: Sequence[str] | None = None, measure: str = "mean",
-          constraints: dict[str, Constraint] | None = None, registry: Registry | None = None,
+          constraints: Mapping[str, Constraint] | None = None, registry: Registry | None = None,
           **options: Any) -> ModelSet:
     """Model every (call path, metric) series of ``experiment`` — or the chosen ones — at once.
 
-    ``measure`` reduces repetitions (mean, median, min, max); ``constraints`` (from a prior) restrict
-    each call path's search space; other keyword arguments are the modeler's declared options.
+    ``measure`` reduces repetitions (mean, median, min, max); ``constraints`` restrict each call
+    path's search space (see :func:`model_with_prior` to take them from a prior); other keyword
+    arguments are the modeler's declared options.
     """
-    registry = registry or get_registry()
-    obj = registry.get("modeler", modeler)
     if isinstance(metrics, str):
         metrics = [metrics]
     if isinstance(callpaths, str):
         callpaths = [callpaths]
+    entry, values = _modeler(modeler, measure, registry, options)
+    return _fit(entry, values, experiment, metrics, callpaths, constraints)
+
+
+def _modeler(modeler: str, measure: str, registry: Registry | None,
+             options: Mapping[str, Any]) -> tuple[Registration, dict[str, Any]]:
+    """The modeler's registration and its options, resolved (the user's ``measure`` for a modeler declaring one)."""
+    entry = (registry or get_registry()).entry("modeler", modeler)
+    obj = entry.obj
     if measure not in MEASURES:
         raise UsageError(f"unknown measure {measure!r}; choose one of {', '.join(MEASURES)}")
+    given = dict(options)
+    if any(o.name == "measure" for o in obj.options):
+        given.setdefault("measure", measure)
+    return entry, resolve_options(obj.options, given, f"modeler {obj.name}")
+
+
+def _fit(entry: Registration, values: Mapping[str, Any], experiment: Experiment, metrics: Sequence[str] | None,
+         callpaths: Sequence[str] | None, constraints: Mapping[str, Constraint] | None) -> ModelSet:
+    """The modeler's models of the chosen series, after checking that the experiment has them."""
     if metrics:
         missing = [m for m in metrics if m not in experiment.measurements]
         if missing:
@@ -84,55 +131,167 @@ def model(experiment: Experiment, modeler: str = DEFAULT_MODELER, *, metrics: Se
         missing = [c for c in callpaths if c not in experiment.callpaths]
         if missing:
             raise UsageError(f"no call path {', '.join(map(repr, missing))} in the experiment")
-    declared = {o.name for o in obj.options}
-    if "measure" in declared:
-        options.setdefault("measure", measure)
-    values = resolve_options(obj.options, options, f"modeler {obj.name}")
-    batch = SeriesBatch.from_experiment(experiment, metrics, callpaths, constraints)
-    return obj.model(batch, **values)
+    batch = SeriesBatch.from_experiment(experiment, metrics, callpaths, dict(constraints) if constraints else None)
+    models = returned(entry, "model", call(entry, "model", batch, **values), ModelSet, "a ModelSet")
+    if len(models) != len(batch):
+        raise PluginError(entry.label, f"model() returned {len(models)} models for {len(batch)} series")
+    return models
 
 
-def load_prior(path: str | os.PathLike, prior: str | None = None, *, registry: Registry | None = None,
-               **options: Any) -> Any:
-    """Load prior knowledge from ``path`` with the named prior (default: ``taint``, or the only one).
+def load_prior(paths: str | os.PathLike | Sequence[str | os.PathLike], prior: str | None = None, *,
+               registry: Registry | None = None, **options: Any) -> LoadedPrior:
+    """Load prior knowledge from ``paths`` (a file, or several) with the named prior plugin.
 
-    The result's ``constraints(experiment)`` gives the per-call-path constraints for :func:`model`.
+    Without a name: ``taint``, or the only prior registered.  Pass the result once, as ``prior=``,
+    to :func:`analyse` or :func:`model_with_prior`.
     """
     registry = registry or get_registry()
     names = registry.names("prior")
     if prior is None:
-        if "taint" in names or len(names) != 1:
-            prior = "taint"
-        else:
-            prior = names[0]
-    obj = registry.get("prior", prior)
-    return obj.load(Path(path), **resolve_options(obj.options, options, f"prior {obj.name}"))
+        prior = names[0] if len(names) == 1 and "taint" not in names else "taint"
+    entry = registry.entry("prior", prior)
+    many = not isinstance(paths, str | os.PathLike)
+    files = [Path(p) for p in paths] if many else [Path(paths)]  # type: ignore[union-attr]
+    values = resolve_options(entry.obj.options, options, f"prior {entry.name}")
+    knowledge = call(entry, "load", files if many else files[0], **values)
+    if not callable(getattr(knowledge, "constraints", None)):
+        raise PluginError(entry.label, f"load() returned {type(knowledge).__name__}, which has no constraints() "
+                                       "method", path=files[0])
+    guarded = Guarded(knowledge, entry, {"constraints": (dict, "a dict of call path → Constraint"),
+                                         "contradictions": ((list, tuple), "a list of Findings")})
+    return LoadedPrior(entry.name, tuple(map(str, files)), guarded)
 
 
-def prior_contradictions(experiment: Experiment, knowledge: Any, models: ModelSet,
-                         constraints: dict[str, Constraint], modeler: str = DEFAULT_MODELER, *,
-                         metrics: Sequence[str] | None = None, measure: str = "mean",
-                         registry: Registry | None = None, **options: Any) -> list[Finding]:
-    """Where the data supports what the prior rules out.
+def model_with_prior(experiment: Experiment, prior: LoadedPrior | None, modeler: str = DEFAULT_MODELER, *,
+                     metrics: Sequence[str] | None = None, measure: str = "mean", registry: Registry | None = None,
+                     **options: Any) -> tuple[ModelSet, PriorOutcome | None]:
+    """Models of ``experiment`` under ``prior``'s constraints, and what the prior did.
 
-    Models the same series again without constraints and lets the prior compare; a prior whose
-    knowledge has no ``contradictions`` method gives no findings.
+    When the prior can tell where the data contradicts it, the same series are modeled once more
+    without constraints and compared; the contradictions are findings.  Without a prior this is
+    :func:`model`.
     """
-    check = getattr(knowledge, "contradictions", None)
-    if check is None or not constraints:
-        return []
-    free = model(experiment, modeler, metrics=metrics, measure=measure, registry=registry, **options)
-    return sorted(check(experiment, models, free, constraints), key=lambda f: -f.severity)
+    entry, values = _modeler(modeler, measure, registry, options)
+    return _fit_with_prior(entry, values, experiment, prior, metrics)
+
+
+def _fit_with_prior(entry: Registration, values: Mapping[str, Any], experiment: Experiment, prior: LoadedPrior | None,
+                    metrics: Sequence[str] | None) -> tuple[ModelSet, PriorOutcome | None]:
+    if prior is None:
+        return _fit(entry, values, experiment, metrics, None, None), None
+    constraints = prior.constraints(experiment)
+    models = _fit(entry, values, experiment, metrics, None, constraints)
+    contradictions: list[Finding] = []
+    if constraints and prior.checks_contradictions:
+        free = _fit(entry, values, experiment, metrics, None, None)
+        contradictions = prior.contradictions(experiment, models, free, constraints)
+    return models, PriorOutcome(prior.name, constraints, tuple(contradictions))
 
 
 def detect(experiment: Experiment, models: ModelSet, detectors: Sequence[str] | None = None, *,
            registry: Registry | None = None, **options: Any) -> list[Finding]:
-    """Run the named detectors (default: all registered) and return their findings, worst first."""
+    """Run the named detectors (default: all registered) and return their findings, worst first.
+
+    ``name=value`` options reach every selected detector that declares ``name``; ``detector.name``
+    (``**{"kluge.reference": "ref.json"}``) reaches that detector only.  An option none of them
+    declares is a UsageError.  A detector that raises or returns anything but a list of findings
+    is skipped with a :class:`~pmkit.plugins.PluginWarning` naming it and its package; the others
+    still run.
+    """
+    return _run_detectors(_detectors(detectors, registry, options), experiment, models)
+
+
+def _detectors(detectors: Sequence[str] | None, registry: Registry | None,
+               options: Mapping[str, Any]) -> list[tuple[Registration, dict[str, Any]]]:
+    """The selected detectors (default: all registered), each with its options routed and resolved."""
     registry = registry or get_registry()
     names = list(detectors) if detectors is not None else registry.names("detector")
+    entries = {name: registry.entry("detector", name) for name in names}
+    given = route_options({name: entry.obj.options for name, entry in entries.items()}, options, "detector")
+    return [(entry, resolve_options(entry.obj.options, given[name], f"detector {name}"))
+            for name, entry in entries.items()]
+
+
+def _run_detectors(detectors: list[tuple[Registration, dict[str, Any]]], experiment: Experiment,
+                   models: ModelSet) -> list[Finding]:
     findings: list[Finding] = []
-    for name in names:
-        obj = registry.get("detector", name)
-        own = {k: v for k, v in options.items() if k in {o.name for o in obj.options}}
-        findings.extend(obj.detect(experiment, models, **resolve_options(obj.options, own, f"detector {name}")))
+    for entry, values in detectors:
+        try:
+            found = returned(entry, "detect", call(entry, "detect", experiment, models, **values), (list, tuple),
+                             "a list of Findings")
+            wrong = [type(f).__name__ for f in found if not isinstance(f, Finding)]
+            if wrong:
+                raise PluginError(entry.label, f"detect() returned {wrong[0]} among its findings, not a Finding")
+        except PluginError as exc:
+            warnings.warn(f"{exc}; skipped", PluginWarning, stacklevel=2)
+            continue
+        findings.extend(found)
     return sorted(findings, key=lambda f: -f.severity)
+
+
+def analyse(inputs: str | os.PathLike | Experiment | Inputs | Sequence[str | os.PathLike | Experiment], *,
+            metric: str | None = None, target: Mapping[str, float] | None = None, measure: str = "mean",
+            modeler: str = DEFAULT_MODELER, modeler_options: Mapping[str, Any] | None = None,
+            models: ModelSet | None = None, prior: LoadedPrior | None = None,
+            detectors: Sequence[str] | None = None, detector_options: Mapping[str, Any] | None = None,
+            callpath: str | None = None, registry: Registry | None = None) -> Analysis:
+    """Model one metric of every input, run the detectors, and find where it stops scaling — once.
+
+    ``inputs`` are paths (read with the reader that recognises each), experiments, or the
+    :class:`~pmkit.analysis.Inputs` of :func:`read_inputs`.  ``metric`` defaults to ``time`` (or the
+    first metric); ``target`` to 4× the largest measured value of each parameter (parameters left
+    out keep their largest value).  ``models`` skips modeling for a single experiment whose models
+    you already have.  ``prior`` (from :func:`load_prior`) restricts the models and checks the data;
+    ``detectors`` defaults to every registered one (``[]`` runs none), with ``detector_options`` as
+    in :func:`detect`.  ``callpath`` adds that call path's detail.
+
+    The :class:`~pmkit.analysis.Analysis` holds everything every view shows; see :mod:`pmkit.analysis`.
+    """
+    from pmkit.detail import detail
+    from pmkit.scaling import analyse as scaling_report
+    from pmkit.scaling import default_metric
+
+    registry = registry or get_registry()
+    read = _inputs(inputs, registry)
+    if not read.read:
+        if read.failed:
+            raise read.failed[-1][1]
+        raise UsageError("nothing to analyse: no input given")
+    if models is not None and (len(read.read) != 1 or prior is not None):
+        raise UsageError("models= can be given for one experiment only, and without prior=")
+    fitter = _modeler(modeler, measure, registry, modeler_options or {}) if models is None else None
+    running = _detectors(detectors, registry, detector_options or {})
+    results = []
+    for source, experiment in read.read:
+        chosen = metric or default_metric(experiment)
+        if fitter is None:
+            fitted, outcome = models, None
+        else:
+            with progress.task(f"modeling {chosen} of {len(experiment.callpaths)} call paths in {source}"):
+                fitted, outcome = _fit_with_prior(*fitter, experiment, prior, [chosen])
+        findings = None
+        if running or (outcome is not None and outcome.constraints):
+            with progress.task("running detectors"):
+                found = _run_detectors(running, experiment, fitted)
+            findings = sorted([*found, *(outcome.contradictions if outcome else ())], key=lambda f: -f.severity)
+        report = scaling_report(experiment, fitted, chosen, target, measure,
+                                outcome.constraints if outcome is not None else None)
+        focus = detail(report, callpath) if callpath else None
+        results.append(InputAnalysis(source, experiment, fitted, report, findings, focus, outcome))
+    return Analysis(results, read.skipped)
+
+
+def _inputs(inputs: Any, registry: Registry) -> Inputs:
+    """``analyse``'s inputs as :class:`Inputs`: paths are read, experiments taken as they are."""
+    if isinstance(inputs, Inputs):
+        return inputs
+    items = [inputs] if isinstance(inputs, str | os.PathLike | Experiment) else list(inputs)
+    out = Inputs()
+    for n, item in enumerate(items):
+        if isinstance(item, Experiment):
+            out.read.append((item.provenance.sources[0] if item.provenance.sources else f"experiment {n + 1}", item))
+        else:
+            one = read_inputs([item], registry=registry)
+            out.read += one.read
+            out.failed += one.failed
+    return out

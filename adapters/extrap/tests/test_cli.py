@@ -10,7 +10,7 @@ import pytest
 
 import pmkit
 from pmkit.readers.extrap_experiment import ExtrapExperimentReader
-from pmkit_extrap.cli import main
+from pmkit_extrap.cli import main, with_model_set_name
 
 
 def test_cli_models_cube_study_with_a_pmkit_modeler(shared_data: Path, tmp_path: Path, registry, capsys) -> None:
@@ -45,3 +45,16 @@ def test_console_script_offers_and_runs_the_installed_modelers(shared_data: Path
     lines = [line for line in done.stdout.splitlines() if line.strip()]
     assert len(lines) == 28
     assert any("x^(" in line for line in lines)
+
+
+def test_saved_model_sets_are_named_after_their_modeler_unless_named(tmp_path: Path, registry) -> None:
+    study = tmp_path / "study.txt"
+    study.write_text("PARAMETER p\nPOINTS 2 4 8 16 32\n\nREGION main\nMETRIC time\n"
+                     + "".join(f"DATA {3 + 0.5 * p}\n" for p in (2, 4, 8, 16, 32)), encoding="utf-8")
+    out = tmp_path / "named.extra-p"
+    main(["--text", str(study), "--modeler", "pmkit-line", "--save-experiment", str(out), "--disable-progress"])
+    assert list(ExtrapExperimentReader().read(out).stored_models) == ["pmkit-line"]
+    assert with_model_set_name(["--text", "x", "--modeler=Refining"])[-2:] == ["--model-set-name", "refining"]
+    assert with_model_set_name(["--text", "x"])[-2:] == ["--model-set-name", "default"]
+    assert with_model_set_name(["--model-set-name", "mine", "--modeler", "basic"]) == \
+        ["--model-set-name", "mine", "--modeler", "basic"]

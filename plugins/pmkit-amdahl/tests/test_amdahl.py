@@ -147,9 +147,46 @@ def test_bad_options_are_usage_errors() -> None:
 
 def test_works_through_the_sdk_with_an_isolated_registry(pmkit_registry, pmkit_sample_experiment) -> None:
     registry = pmkit_registry(pmkit_amdahl)
-    assert registry.names("modeler") == ["amdahl"]
+    assert "amdahl" in registry.names("modeler") and "refining" in registry.names("modeler")
     models = pmkit.model(pmkit_sample_experiment, "amdahl", c_max="2")
     assert len(models) == len(pmkit_sample_experiment.callpaths)
     compute = models.get("main->compute", "time")
     assert compute is not None and compute.function.pretty_text() == "1.5 + 100·p^(-1)"
     assert compute.options["c_max"] == 2.0
+
+
+P7 = 2.0 ** np.arange(1, 8)  # 2 … 128
+
+
+def noisy(exact: np.ndarray, noise: float, seed: int) -> np.ndarray:
+    return exact * (1 + noise * np.random.default_rng(seed).standard_normal(exact.shape))
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_noisy_constant_is_modelled_as_a_constant(seed: int) -> None:
+    model = AmdahlModeler().model(batch_of(noisy(np.full(7, 0.5), 0.02, seed), p=P7))[0]
+    assert model.function.is_constant, model.function.pretty_text()
+    assert model.function.constant == pytest.approx(0.5, rel=0.05)
+    assert abs(model.quality.adjusted_r2) < 0.01  # one coefficient, near the mean: it explains no variation
+    assert any("dropped: not significant" in note for note in model.notes)
+
+
+def test_strong_scaling_with_a_serial_part_has_no_p_to_the_c_term() -> None:
+    model = AmdahlModeler().model(batch_of(noisy(law(80.0, 0.0, 1.0, 2.0, P7), 0.02, 4), p=P7))[0]
+    a, b, c, d = coefficients(model.function)
+    assert b == 0 and c is None
+    assert a == pytest.approx(80.0, rel=0.1) and d == pytest.approx(2.0, rel=0.2)
+
+
+def test_a_u_shaped_run_time_keeps_both_terms() -> None:
+    y = noisy(law(120.0, 0.02, 1.5, 1.0, P7), 0.01, 5)
+    a, b, c, _ = coefficients(AmdahlModeler().model(batch_of(y, p=P7))[0].function)
+    assert a > 0 and b > 0 and c == Fraction(3, 2)
+
+
+def test_significance_one_keeps_every_term_that_lowers_the_error() -> None:
+    y = noisy(np.full(7, 0.5), 0.02, 1)
+    kept = AmdahlModeler().model(batch_of(y, p=P7), significance=1.0)[0]
+    assert not kept.function.is_constant
+    with pytest.raises(UsageError, match="significance"):
+        AmdahlModeler().model(batch_of(y, p=P7), significance=0.0)

@@ -1,4 +1,9 @@
-"""The plugin as users meet it: installed with pip, found through its entry point by the ``pmkit`` command."""
+"""The plugin as users meet it: installed with pip, found through its entry point by the ``pmkit`` command.
+
+One test runs the real command in a process of its own; the others call the same command in this
+process (``pmkit.cli.main``) with a registry built from the installed entry points, which is faster
+and sees the same plugins.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +17,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from pmkit.cli import main
+from pmkit.plugins import build_registry
+from pmkit.testing.plugins import using_registry
+
 P = (2, 4, 8, 16, 32, 64, 128, 256)
 
 
@@ -21,11 +30,27 @@ def installed_entry_point() -> metadata.EntryPoint:
     return found[0]
 
 
-def pmkit_cli(*args: str) -> subprocess.CompletedProcess[str]:
+def pmkit_process(*args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "PMKIT_DISABLE_PLUGIN_AUTOLOAD"}
     env["COLUMNS"] = "300"  # wide enough that rich does not fold the notes of the table
     return subprocess.run([sys.executable, "-m", "pmkit.cli", *args], capture_output=True, text=True, env=env,
                           timeout=120, check=False)
+
+
+@pytest.fixture
+def pmkit_cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch):
+    """Run ``pmkit ARGS`` in this process with every installed entry point, as the command loads them."""
+    registry = build_registry(entry_points=True)
+    monkeypatch.setenv("COLUMNS", "300")
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        capsys.readouterr()
+        with using_registry(registry):
+            code = main(list(args))
+        captured = capsys.readouterr()
+        return subprocess.CompletedProcess(list(args), code, captured.out, captured.err)
+
+    return run
 
 
 @pytest.fixture
@@ -53,7 +78,7 @@ def test_entry_point_is_installed_and_points_at_the_package() -> None:
 
 def test_pmkit_plugins_lists_amdahl() -> None:
     installed_entry_point()
-    result = pmkit_cli("plugins", "--json")
+    result = pmkit_process("plugins", "--json")
     assert result.returncode == 0, result.stderr
     rows = [r for r in json.loads(result.stdout)["plugins"] if r["name"] == "amdahl"]
     assert len(rows) == 1
@@ -62,7 +87,7 @@ def test_pmkit_plugins_lists_amdahl() -> None:
     assert rows[0]["version"] == metadata.version("pmkit-amdahl")
 
 
-def test_pmkit_model_with_the_amdahl_modeler(extrap_text_file: Path) -> None:
+def test_pmkit_model_with_the_amdahl_modeler(pmkit_cli, extrap_text_file: Path) -> None:
     installed_entry_point()
     result = pmkit_cli("model", str(extrap_text_file), "--modeler", "amdahl", "--json")
     assert result.returncode == 0, result.stderr
@@ -79,7 +104,7 @@ def test_pmkit_model_with_the_amdahl_modeler(extrap_text_file: Path) -> None:
     assert "1/2" in exchange
 
 
-def test_pmkit_model_table_and_options_reach_the_modeler(extrap_text_file: Path) -> None:
+def test_pmkit_model_table_and_options_reach_the_modeler(pmkit_cli, extrap_text_file: Path) -> None:
     installed_entry_point()
     result = pmkit_cli("model", str(extrap_text_file), "--modeler", "amdahl", "-O", "max_evaluations=1")
     assert result.returncode == 0, result.stderr
@@ -89,7 +114,7 @@ def test_pmkit_model_table_and_options_reach_the_modeler(extrap_text_file: Path)
     assert "c_min" in bad.stderr and "Traceback" not in bad.stderr
 
 
-def test_pmkit_show_with_the_amdahl_modeler(extrap_text_file: Path) -> None:
+def test_pmkit_show_with_the_amdahl_modeler(pmkit_cli, extrap_text_file: Path) -> None:
     installed_entry_point()
     result = pmkit_cli("show", str(extrap_text_file), "--modeler", "amdahl", "--at", "p=1024", "--json")
     assert result.returncode == 0, result.stderr

@@ -7,13 +7,22 @@ Heavy modules (numba, scipy, pycubexr) are imported inside the functions that ne
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
+import stat
 import sys
+import tempfile
 import warnings
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
-EXIT_OK, EXIT_INPUT, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+EXIT_OK, EXIT_INPUT, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
+STDOUT = "standard output"
+"""How messages name stdout when writing to it fails."""
 
 
 class Parser(argparse.ArgumentParser):
@@ -30,7 +39,7 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
                         help="reader option, repeatable (see `pmkit plugins --options`)")
     parser.add_argument("--modeler", metavar="NAME", default=None, help="modeler to use (default: refining)")
     parser.add_argument("--option", "-O", metavar="NAME=VALUE", action="append", default=[],
-                        help="modeler option, repeatable, e.g. -O acceptance=1.5 (see `pmkit plugins --options`)")
+                        help="modeler option, repeatable, e.g. -O acceptance=2 (see `pmkit plugins --options`)")
     parser.add_argument("--metric", metavar="NAME", action="append", default=None,
                         help="model only this metric (repeatable; default: all)")
     parser.add_argument("--measure", choices=("mean", "median", "min", "max"), default="mean",
@@ -51,27 +60,104 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
                         help="prior option, repeatable (see `pmkit plugins --options`)")
 
 
-def open_out(out: Path) -> Any:
-    """``--out FILE`` opened for writing; a path that cannot be written is a usage error naming it."""
-    from pmkit.errors import UsageError
+def check_out(out: Path | None, inputs: Sequence[str | os.PathLike] = ()) -> None:
+    """Refuse ``--out`` naming one of ``inputs`` (a usage error) and a folder that cannot take it.
 
+    Called before the work starts, so a long analysis does not end in an error it could have
+    announced; :func:`output` checks again when it writes.
+    """
+    from pmkit.errors import OutputError, UsageError
+
+    if out is None:
+        return
+    for source in inputs:
+        if _same_file(out, Path(source)):
+            raise UsageError(f"--out {out} is one of the inputs ({source}); choose another file")
+    if out.is_dir():
+        raise OutputError(out, "it is a folder")
+    if not out.exists():
+        folder = Path(os.path.realpath(out)).parent
+        if not folder.is_dir():
+            raise OutputError(out, f"no folder {folder}")
+        if not os.access(folder, os.W_OK):
+            raise OutputError(out, f"folder {folder} is not writable")
+
+
+def _same_file(a: Path, b: Path) -> bool:
     try:
-        return out.open("w", encoding="utf-8")
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+@contextmanager
+def output(out: Path | None, inputs: Sequence[str | os.PathLike] = ()) -> Iterator[TextIO]:
+    """The stream a command writes its result to: stdout, or ``--out FILE`` written whole or not at all.
+
+    A regular file is written to a temporary file in its folder and renamed into place only when
+    the block ends without an exception, so an interrupted or failed render leaves the old file as
+    it was.  A device or pipe (``/dev/null``, ``/dev/stdout``) is written directly.  I/O errors
+    become :class:`~pmkit.errors.OutputError` naming ``out``.
+    """
+    from pmkit.errors import OutputError
+
+    if out is None:
+        try:
+            yield sys.stdout
+            sys.stdout.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as exc:  # stdout redirected to a full disk, say
+            raise OutputError(STDOUT, exc.strerror or str(exc)) from None
+        return
+    check_out(out, inputs)
+    if out.exists() and not stat.S_ISREG(out.stat().st_mode):
+        try:
+            with out.open("w", encoding="utf-8") as handle:
+                yield handle
+        except OSError as exc:
+            raise OutputError(out, exc.strerror or str(exc)) from None
+        return
+    target = Path(os.path.realpath(out))
+    try:
+        fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
     except OSError as exc:
-        raise UsageError(f"cannot write --out {out}: {exc.strerror or exc}") from None
+        raise OutputError(out, exc.strerror or str(exc)) from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            yield handle
+        os.chmod(temporary, _mode_for(target))
+        os.replace(temporary, target)
+    except OSError as exc:
+        _remove(temporary)
+        raise OutputError(out, exc.strerror or str(exc)) from None
+    except BaseException:
+        _remove(temporary)
+        raise
 
 
-def write_text(out: Path, text: str) -> None:
-    with open_out(out) as handle:
-        handle.write(text)
+def _mode_for(target: Path) -> int:
+    """The permissions the written file gets: the old file's, or what the umask gives a new file."""
+    try:
+        return stat.S_IMODE(target.stat().st_mode)
+    except OSError:
+        mask = os.umask(0)
+        os.umask(mask)
+        return 0o666 & ~mask
 
 
-def output_console(out: Path | None, stream: Any = None) -> Any:
+def _remove(path: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(path)
+
+
+def output_console(stream: TextIO, out: Path | None) -> Any:
+    """A console rendering to ``stream``: plain and 160 columns wide for ``--out FILE``, else the terminal's."""
     from rich.console import Console
 
     if out is not None:
-        return Console(file=open_out(out), width=160, no_color=True, highlight=False)
-    return Console(file=stream or sys.stdout, highlight=False)
+        return Console(file=stream, width=160, no_color=True, highlight=False)
+    return Console(file=stream, highlight=False)
 
 
 def stderr() -> Any:
@@ -90,15 +176,16 @@ def say(console: Any, label: str, style: str, message: object) -> None:
 
 
 def plugin_registry(*, quiet: bool = False) -> Any:
-    """The plugin registry; plugins that failed to load are reported on stderr unless ``quiet``."""
-    from pmkit.plugins import get_registry
+    """The plugin registry; unless ``quiet``, every problem found building it (failed plugins, skipped
+    objects, duplicate and overridden names) is a warning on stderr — on every command, not only the first."""
+    from pmkit.plugins import PluginWarning, get_registry
 
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PluginWarning)
         registry = get_registry()
     err = stderr()
-    for warning in [] if quiet else caught:
-        say(err, "warning", "yellow", warning.message)
+    for message in [] if quiet else registry.warnings:
+        say(err, "warning", "yellow", message)
     from pmkit.distribution import foreign_pmkit
 
     foreign = foreign_pmkit()
@@ -107,95 +194,90 @@ def plugin_registry(*, quiet: bool = False) -> Any:
     return registry
 
 
-def emit(text: str, out: Path | None) -> None:
-    """Write ``text`` to ``--out FILE``, or to stdout without it."""
-    if out is None:
-        sys.stdout.write(text)
-    else:
-        write_text(out, text)
+@contextmanager
+def plugin_warnings() -> Iterator[None]:
+    """While a command runs, a :class:`~pmkit.plugins.PluginWarning` (a detector skipped, a reader's sniff
+    that failed or timed out) is one ``warning:`` line on stderr; other warnings are shown as before."""
+    from pmkit.plugins import PluginWarning
+
+    previous = warnings.showwarning
+
+    def show(message: Any, category: type[Warning], filename: str, lineno: int, file: Any = None,
+             line: str | None = None) -> None:
+        if issubclass(category, PluginWarning):
+            say(stderr(), "warning", "yellow", message)
+        else:
+            previous(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
+    try:
+        yield
+    finally:
+        warnings.showwarning = previous
 
 
-def write_json(document: Any, out: Path | None) -> None:
+def emit(text: str, out: Path | None, inputs: Sequence[str | os.PathLike] = ()) -> None:
+    """Write ``text`` to ``--out FILE`` (whole or not at all), or to stdout without it."""
+    with output(out, inputs) as stream:
+        stream.write(text)
+
+
+def write_json(document: Any, out: Path | None, inputs: Sequence[str | os.PathLike] = ()) -> None:
     from pmkit.schema import finite_json
 
-    emit(json.dumps(finite_json(document), indent=2, allow_nan=False) + "\n", out)
+    emit(json.dumps(finite_json(document), indent=2, allow_nan=False) + "\n", out, inputs)
 
 
-def common_parameters(loaded: list[tuple[str, Any]], command: str) -> tuple[str, ...]:
-    """The parameters every input shares; a usage error when two inputs differ."""
+def load_inputs(args: argparse.Namespace, registry: Any) -> Any:
+    """Read every PATH (:func:`pmkit.sdk.read_inputs`); a file that fails is reported on stderr and
+    skipped, and the last error is raised when all fail.  Returns the :class:`pmkit.analysis.Inputs`.
+
+    ``--values``, ``--aggregation`` and ``--metric`` become options of the readers that declare them;
+    the first two are a usage error for a reader without them.
+    """
     from pmkit.errors import UsageError
-
-    parameters = loaded[0][1].parameters
-    for source, experiment in loaded[1:]:
-        if experiment.parameters != parameters:
-            raise UsageError(f"{source} has parameters {list(experiment.parameters)}, but {loaded[0][0]} has "
-                             f"{list(parameters)}; {command} them in separate runs")
-    return parameters
-
-
-def model_with_prior(experiment: Any, knowledge: Any, modeler: str, metrics: Any, args: argparse.Namespace,
-                      registry: Any, options: dict[str, Any]) -> tuple[Any, Any, list[Any]]:
-    """Models of ``experiment`` under the prior's constraints (if any), the constraints, and where the
-    data contradicts the prior."""
-    from pmkit.sdk import model, prior_contradictions
-
-    constraints = knowledge.constraints(experiment) if knowledge is not None else None
-    models = model(experiment, modeler, metrics=metrics, measure=args.measure, constraints=constraints,
-                   registry=registry, **options)
-    contradictions = (prior_contradictions(experiment, knowledge, models, constraints, modeler, metrics=metrics,
-                                           measure=args.measure, registry=registry, **options)
-                      if constraints else [])
-    return models, constraints, contradictions
-
-
-def load_inputs(args: argparse.Namespace, registry: Any) -> list[tuple[str, Any]]:
-    """Read every PATH; a file that fails is reported on stderr and skipped (InputError if all fail)."""
-    from pmkit.errors import InputError, UsageError
     from pmkit.options import parse_assignments
-    from pmkit.sdk import find_reader, read
+    from pmkit.sdk import read_inputs
 
-    given: dict[str, Any] = dict(parse_assignments(args.reader_option))
+    given: dict[str, Any] = dict(parse_assignments(args.reader_option, "-R"))
     shortcuts = {"metrics": ",".join(args.metric) if args.metric else None, "values": args.values,
                  "aggregation": args.aggregation}
-    loaded, failures = [], []
-    for path in args.paths:
-        try:
-            reader = registry.get("reader", args.reader) if args.reader else find_reader(path, registry)
-            declared = {o.name for o in reader.options}
-            options = dict(given)
-            for name, value in shortcuts.items():
-                if value is not None and name in declared:
-                    options.setdefault(name, value)
-                elif value is not None and name != "metrics":
-                    raise UsageError(f"--{name} does not apply to {path}: reader {reader.name} has no such option")
-            loaded.append((str(path), read(path, reader.name, registry=registry, **options)))
-        except InputError as exc:
-            failures.append((str(path), exc))
+
+    def options_for(reader: Any, path: Path) -> dict[str, Any]:
+        declared = {o.name for o in reader.options}
+        options = dict(given)
+        for name, value in shortcuts.items():
+            if value is not None and name in declared:
+                options.setdefault(name, value)
+            elif value is not None and name != "metrics":
+                raise UsageError(f"--{name} does not apply to {path}: reader {reader.name} has no such option")
+        return options
+
+    inputs = read_inputs(args.paths, args.reader, registry=registry, options=options_for)
     err = stderr()
-    if not loaded:
-        for _, exc in failures[:-1]:
+    if not inputs.read:
+        for _, exc in inputs.failed[:-1]:
             say(err, "error", "red", exc)
-        raise failures[-1][1]
-    for _, exc in failures:
+        raise inputs.failed[-1][1]
+    for _, exc in inputs.failed:
         say(err, "error", "red", exc)
-    if failures:
-        say(err, "warning", "yellow", f"{len(failures)} of {len(args.paths)} inputs skipped")
-    args.skipped = [(p, str(e)) for p, e in failures]
-    for _, experiment in loaded:
+    if inputs.failed:
+        say(err, "warning", "yellow", f"{len(inputs.failed)} of {len(args.paths)} inputs skipped")
+    for _, experiment in inputs.read:
         for source, reason in experiment.provenance.skipped:
             say(err, "warning", "yellow", f"skipped {source}: {reason}")
-            args.skipped.append((source, reason))
-    return loaded
+    return inputs
 
 
 def load_prior(args: argparse.Namespace, registry: Any) -> Any:
-    """The knowledge of ``--prior`` (None without it), read by ``--prior-name`` with its options."""
+    """The prior of ``--prior`` (None without it), read by ``--prior-name`` with ``-P`` options and
+    ``--prior-map`` as its ``map`` option."""
     from pmkit.options import parse_assignments
     from pmkit.sdk import load_prior
 
     if args.prior is None:
         return None
-    given: dict[str, Any] = dict(parse_assignments(args.prior_option))
+    given: dict[str, Any] = dict(parse_assignments(args.prior_option, "-P"))
     if args.prior_map:
-        given["map"] = ",".join(args.prior_map)
+        given["map"] = parse_assignments(args.prior_map, "--prior-map")
     return load_prior(args.prior, args.prior_name, registry=registry, **given)

@@ -8,10 +8,10 @@ from typing import Any
 from pmkit.cli.common import (
     EXIT_OK,
     add_input_arguments,
-    common_parameters,
+    check_out,
     load_inputs,
     load_prior,
-    model_with_prior,
+    output,
     output_console,
     plugin_registry,
     write_json,
@@ -28,32 +28,34 @@ def add_parser(sub: Any) -> None:
 def run_model(args: argparse.Namespace) -> int:
     from pmkit.options import parse_assignments
     from pmkit.schema import models_document
-    from pmkit.sdk import DEFAULT_MODELER
+    from pmkit.sdk import DEFAULT_MODELER, model_with_prior
     from pmkit.ui.model_table import model_table
 
+    check_out(args.out, args.paths)
     registry = plugin_registry()
-    loaded = load_inputs(args, registry)
-    parameters = common_parameters(loaded, "model")
-    options = parse_assignments(args.option)
-    knowledge = load_prior(args, registry)
-    modeler = args.modeler or DEFAULT_MODELER
+    inputs = load_inputs(args, registry)
+    parameters = inputs.parameters("model")
+    options = parse_assignments(args.option, "-O")
+    prior = load_prior(args, registry)
     results, findings = [], []
-    for source, experiment in loaded:
-        models, _, contradictions = model_with_prior(experiment, knowledge, modeler, args.metric, args, registry,
-                                                      options)
-        findings += contradictions
+    for source, experiment in inputs.read:
+        models, outcome = model_with_prior(experiment, prior, args.modeler or DEFAULT_MODELER, metrics=args.metric,
+                                           measure=args.measure, registry=registry, **options)
+        findings += outcome.contradictions if outcome is not None else ()
         results.append((source, experiment, models))
+    written = [*args.paths, *inputs.files]
     if args.json:
         pairs = [(source, m) for source, _, models in results for m in models]
-        write_json(models_document(parameters, pairs, sources=[s for s, _ in loaded], skipped=args.skipped,
-                                    findings=findings), args.out)
+        write_json(models_document(parameters, pairs, sources=[s for s, _ in inputs.read], skipped=inputs.skipped,
+                                   findings=findings), args.out, written)
         return EXIT_OK
-    console = output_console(args.out)
-    for source, experiment, models in results:
-        title = f"{source} — {len(models)} models, parameters {', '.join(experiment.parameters)}"
-        console.print(model_table(models, title=title, show_metric=True))
-    if findings:
-        from pmkit.ui.findings_panel import findings_panel
+    with output(args.out, written) as stream:
+        console = output_console(stream, args.out)
+        for source, experiment, models in results:
+            title = f"{source} — {len(models)} models, parameters {', '.join(experiment.parameters)}"
+            console.print(model_table(models, title=title, show_metric=True))
+        if findings:
+            from pmkit.ui.findings_panel import findings_panel
 
-        console.print(findings_panel(findings))
+            console.print(findings_panel(findings))
     return EXIT_OK

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from pmkit.cli.common import EXIT_OK, output_console, plugin_registry, write_json
+from pmkit.cli.common import EXIT_OK, output, output_console, plugin_registry, write_json
 
 
 def add_parser(sub: Any) -> None:
@@ -24,5 +24,6 @@ def run_plugins(args: argparse.Namespace) -> int:
     if args.json:
         write_json({"schema": "pmkit.plugins/1", "plugins": [r.to_json() for r in registry.rows()]}, None)
     else:
-        output_console(None).print(plugin_table(registry, options=args.options))
+        with output(None) as stream:
+            output_console(stream, None).print(plugin_table(registry, options=args.options))
     return EXIT_OK

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import math
+from collections.abc import Sequence
 from typing import Any
 
 from pmkit.cli.common import (
     EXIT_OK,
     add_input_arguments,
-    common_parameters,
+    check_out,
     emit,
     load_inputs,
     load_prior,
-    model_with_prior,
+    output,
     output_console,
     plugin_registry,
     write_json,
@@ -34,6 +36,10 @@ def _add_show_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--markdown", action="store_true", help="print a Markdown report instead")
     parser.add_argument("--detector", metavar="NAME", action="append", default=None,
                         help="run only this detector (repeatable; default: all registered)")
+    parser.add_argument("--detector-option", "-D", metavar="NAME=VALUE", action="append", default=[],
+                        help="detector option, repeatable: NAME=VALUE reaches every detector that has the option, "
+                        "DETECTOR.NAME=VALUE only that one, e.g. -D kluge.reference=ref.json (see `pmkit plugins "
+                        "--options`)")
 
 
 def add_parser(sub: Any) -> None:
@@ -46,14 +52,37 @@ def add_parser(sub: Any) -> None:
     p_show.set_defaults(run=run_show)
 
 
+def parse_target(text: str | None, parameters: Sequence[str]) -> dict[str, float]:
+    """``--at "p=65536,size=100"`` → ``{"p": 65536.0, "size": 100.0}``; a usage error naming a bad item."""
+    from pmkit.errors import UsageError
+
+    target: dict[str, float] = {}
+    for item in (text or "").replace(";", ",").split(","):
+        if not item.strip():
+            continue
+        name, sep, value = item.partition("=")
+        name = name.strip()
+        if not sep:
+            raise UsageError(f"--at expects name=value items like p=65536, got {item.strip()!r}")
+        if name not in parameters:
+            raise UsageError(f"--at names parameter {name!r}; the experiment has {', '.join(parameters)}")
+        if name in target:
+            raise UsageError(f"--at gives {name} twice")
+        try:
+            number = float(value)
+        except ValueError:
+            raise UsageError(f"--at {name}: {value.strip()!r} is not a number") from None
+        if not math.isfinite(number) or number <= 0:
+            raise UsageError(f"--at {name}: {value.strip()!r} must be a positive number")
+        target[name] = number
+    return target
+
+
 def run_show(args: argparse.Namespace) -> int:
     from pmkit.errors import UsageError
     from pmkit.options import parse_assignments
-    from pmkit.scaling import analyse, default_metric, detail, parse_target
-    from pmkit.sdk import DEFAULT_MODELER, detect
-    from pmkit.ui.markdown_report import markdown_report
+    from pmkit.sdk import DEFAULT_MODELER, analyse
     from pmkit.ui.progress import Steps
-    from pmkit.ui.show import show_view
 
     if args.metric and len(args.metric) > 1:
         raise UsageError("pmkit show shows one metric at a time; give --metric once")
@@ -61,64 +90,37 @@ def run_show(args: argparse.Namespace) -> int:
         raise UsageError(f"--min-share is a percentage between 0 and 100, got {args.min_share:g}")
     if (args.depth is not None and args.depth < 1) or args.top < 1:
         raise UsageError("--depth and --top must be at least 1")
+    check_out(args.out, args.paths)
     registry = plugin_registry()
-    options = parse_assignments(args.option)
-    min_share = args.min_share / 100
-    results = []
-    knowledge = load_prior(args, registry)
+    modeler_options = parse_assignments(args.option, "-O")
+    detector_options = parse_assignments(args.detector_option, "-D")
+    prior = load_prior(args, registry)
     with Steps() as steps:
         with steps.step(f"reading {len(args.paths)} input{'s' if len(args.paths) > 1 else ''}"):
-            loaded = load_inputs(args, registry)
-        for source, experiment in loaded:
-            metric = args.metric[0] if args.metric else default_metric(experiment)
+            inputs = load_inputs(args, registry)
+        for _, experiment in inputs.read:  # every input must have the parameters --at names
             target = parse_target(args.at, experiment.parameters)
-            with steps.step(f"modeling {metric} of {len(experiment.callpaths)} call paths in {source}"):
-                models, constraints, contradictions = model_with_prior(
-                    experiment, knowledge, args.modeler or DEFAULT_MODELER, [metric], args, registry, options)
-            findings = None
-            detectors = args.detector if args.detector is not None else registry.names("detector")
-            if detectors or constraints:
-                with steps.step("running detectors"):
-                    found = detect(experiment, models, detectors, registry=registry) if detectors else []
-                    findings = sorted([*found, *contradictions], key=lambda f: -f.severity)
-            report = analyse(experiment, models, metric, target, args.measure, constraints)
-            focus = detail(report, args.callpath) if args.callpath else None
-            results.append((source, experiment, models, report, findings, focus, constraints))
+        analysis = analyse(inputs, metric=args.metric[0] if args.metric else None, target=target,
+                           measure=args.measure, modeler=args.modeler or DEFAULT_MODELER,
+                           modeler_options=modeler_options, prior=prior, detectors=args.detector,
+                           detector_options=detector_options, callpath=args.callpath, registry=registry)
+    _render(args, analysis, [*args.paths, *inputs.files])
+    return EXIT_OK
+
+
+def _render(args: argparse.Namespace, analysis: Any, inputs: list) -> None:
+    """Write the analysis as JSON, Markdown or the terminal screen: every view renders the same result."""
+    view = {"depth": args.depth, "min_share": args.min_share / 100, "sort": args.sort, "top": args.top}
     if args.json:
-        return _show_json(args, loaded, results)
-    if args.markdown:
-        emit("\n".join(markdown_report(report, source=source, findings=findings, detail=focus, depth=args.depth,
-                                        min_share=min_share, sort=args.sort, top=args.top)
-                        for source, _, _, report, findings, focus, _ in results), args.out)
-        return EXIT_OK
-    console = output_console(args.out)
-    for n, (source, experiment, models, report, findings, _, constraints) in enumerate(results):
-        if n:
-            console.rule()
-        console.print(show_view(experiment, models, metric=report.metric, target=report.target, depth=args.depth,
-                                min_share=min_share, sort=args.sort, top=args.top, callpath=args.callpath,
-                                findings=findings, measure=args.measure, source=source, constraints=constraints))
-    return EXIT_OK
+        from pmkit.schema import show_document
 
+        write_json(show_document(analysis), args.out, inputs)
+    elif args.markdown:
+        from pmkit.ui.markdown_report import markdown_report
 
-def _show_json(args: argparse.Namespace, loaded: list, results: list) -> int:
-    """``pmkit show --json``: the ``pmkit model --json`` document plus a ``prediction`` per model and ``show``."""
-    from pmkit.schema import models_document
+        emit(markdown_report(analysis, **view), args.out, inputs)
+    else:
+        from pmkit.ui.show import render_show
 
-    parameters = common_parameters(loaded, "show")
-    pairs, predictions, shows, findings = [], [], [], []
-    for source, experiment, models, report, found, focus, _ in results:
-        for m in models:
-            pairs.append((source, m))
-            known = m.metric == report.metric and m.callpath in experiment.callpaths
-            row = report.row(m.callpath).to_json() if known else None
-            predictions.append(None if row is None else {k: v for k, v in row.items() if k != "callpath"})
-        shows.append({"source": source, **report.prediction_document(),
-                      **({"detail": focus.to_json()} if focus is not None else {})})
-        findings.extend(found or [])
-    document = models_document(parameters, pairs, sources=[s for s, _ in loaded], skipped=args.skipped,
-                               findings=findings, extra={"show": shows})
-    for entry, prediction in zip(document["models"], predictions, strict=True):
-        entry["prediction"] = prediction
-    write_json(document, args.out)
-    return EXIT_OK
+        with output(args.out, inputs) as stream:
+            render_show(output_console(stream, args.out), analysis, **view)

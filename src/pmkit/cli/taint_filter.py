@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from pmkit.cli.common import EXIT_OK, emit
+from pmkit.cli.common import EXIT_OK, check_out, emit, plugin_registry
 
 
 def add_parser(sub: Any) -> None:
@@ -22,8 +22,13 @@ def add_parser(sub: Any) -> None:
 
 
 def run_taint_filter(args: argparse.Namespace) -> int:
-    from pmkit.priors.taint import load, score_p_filter
+    from pmkit.errors import UsageError
+    from pmkit.sdk import load_prior
 
-    paths = args.paths[0] if len(args.paths) == 1 else args.paths
-    emit(score_p_filter(load(paths), include_callers=args.include_callers), args.out)
+    check_out(args.out, args.paths)
+    prior = load_prior(args.paths[0] if len(args.paths) == 1 else args.paths, "taint", registry=plugin_registry())
+    write_filter = getattr(prior.knowledge, "score_p_filter", None)
+    if write_filter is None:
+        raise UsageError("the prior registered as taint cannot write Score-P filters")
+    emit(write_filter(include_callers=args.include_callers), args.out, args.paths)
     return EXIT_OK

@@ -20,7 +20,7 @@ from pmkit.experiment import Experiment
 from pmkit.findings import Finding
 from pmkit.hookspecs import hookimpl
 from pmkit.models import ModelSet
-from pmkit.options import Option
+from pmkit.options import Option, with_defaults
 
 NAME = "imbalance"
 
@@ -39,9 +39,8 @@ class ImbalanceDetector:
 
     def detect(self, experiment: Experiment, models: ModelSet, **options: Any) -> list[Finding]:
         """One finding per imbalanced call path; none when the input has no per-location values."""
-        threshold = float(options.get("threshold", 0.2))
-        min_share = float(options.get("min_share", 0.01))
-        metric = str(options.get("imbalance_metric", "time"))
+        values = with_defaults(self.options, options, f"detector {self.name}")
+        threshold, min_share, metric = values["threshold"], values["min_share"], values["imbalance_metric"]
         per_point = (experiment.locations or {}).get(metric)
         if not per_point or all(a is None for a in per_point):
             return []

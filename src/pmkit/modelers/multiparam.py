@@ -35,7 +35,7 @@ search of the time (integer start; the widened start table and relative-error se
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
@@ -49,7 +49,7 @@ from pmkit.hookspecs import hookimpl
 from pmkit.modelers.search_inputs import OPTIONS, SeriesData, constraint_of, settings_from
 from pmkit.modelers.single import model_single
 from pmkit.models import Model, ModelSet, Quality
-from pmkit.options import Option, resolve_options
+from pmkit.options import Option, with_defaults
 from pmkit.pmnf import Factor, Function, Term
 from pmkit.series import SeriesBatch
 
@@ -188,10 +188,7 @@ def model_multiparameter(batch: SeriesBatch, options: dict[str, Any], modeler: s
     data = SeriesData(batch, options["measure"])
     count = len(batch)
     settings = settings_from(options)
-    group_of = np.full(count, -1, dtype=np.int64)
-    row_in = np.zeros(count, dtype=np.int64)
-    quality = np.full((count, 4), np.nan)
-    groups: list[_Group] = []
+    results = _Results(count)
     too_many = len(parameters) > MAX_PARAMETERS
 
     constraints = [constraint_of(batch, i) for i in range(count)]
@@ -206,9 +203,8 @@ def model_multiparameter(batch: SeriesBatch, options: dict[str, Any], modeler: s
         for kind, constraint in enumerate(kinds):
             rows = mask.rows[constraint_id[mask.rows] == kind]
             if rows.size:
-                Y = data.values[np.ix_(rows, cols)]
-                _model_rows(Y, rows, pts, lines, parameters, constraint, settings, groups, group_of, row_in,
-                            quality)
+                search = _Search(pts, parameters, constraint, settings)
+                search.model_rows(data.values[np.ix_(rows, cols)], rows, lines, results)
 
     def make(i: int) -> Model:
         notes = data.notes(i)
@@ -218,85 +214,120 @@ def model_multiparameter(batch: SeriesBatch, options: dict[str, Any], modeler: s
         if too_many:
             notes.insert(0, f"{len(parameters)} parameters: multi-parameter modeling supports at most "
                          f"{MAX_PARAMETERS}; no model")
-        if group_of[i] < 0:
+        if results.group_of[i] < 0:
             return Model(batch.callpaths[i], batch.metrics[i], None, Quality(), modeler, options, tuple(notes), 0)
-        group = groups[group_of[i]]
-        q = quality[i]
-        return Model(batch.callpaths[i], batch.metrics[i], group.function(int(row_in[i])),
+        group = results.groups[results.group_of[i]]
+        q = results.quality[i]
+        return Model(batch.callpaths[i], batch.metrics[i], group.function(int(results.row_in[i])),
                      Quality(float(q[0]), float(q[1]), float(q[2]), float(q[3])), modeler, options,
                      group.notes + tuple(notes), int(data.points_present[i]))
 
     return ModelSet(parameters, count=count, make=make, modeler=modeler)
 
 
-def _model_rows(Y: np.ndarray, rows: np.ndarray, pts: np.ndarray, lines: list[Line | None],
-                parameters: tuple[str, ...], constraint: Constraint | None, settings: RefineSettings,
-                groups: list[_Group], group_of: np.ndarray, row_in: np.ndarray, quality: np.ndarray) -> None:
-    n = len(pts)
-    notes: list[str] = []
-    singles: list[SingleFits | None] = []
-    for p, line in enumerate(lines):
-        name = parameters[p]
-        if constraint is not None and not constraint.allows(name):
-            singles.append(None)
-            continue
-        if line is None:
-            notes.append(f"parameter {name}: fewer than {MIN_POINTS} values on a line of the grid, "
-                         "treated as constant")
-            singles.append(None)
-            continue
-        singles.append(refine_series(line.values, Y @ line.average.T, settings))
-    # per-series key: which parameters grow, and how
-    keys = np.zeros((len(rows), len(parameters), 4), dtype=np.int64)
-    for p, fits in enumerate(singles):
-        if fits is not None:
-            grows = ~fits.constant
-            keys[:, p, 0] = np.where(grows, fits.alpha[:, 0], -1)
-            keys[:, p, 1] = np.where(grows, fits.alpha[:, 1], -1)
-            keys[:, p, 2] = np.where(grows, fits.beta[:, 0], -1)
-            keys[:, p, 3] = np.where(grows, fits.beta[:, 1], -1)
-        else:
-            keys[:, p, :] = -1
-    flat = keys.reshape(len(rows), -1)
-    uniq, first, inverse = np.unique(flat, axis=0, return_index=True, return_inverse=True)
-    inverse = inverse.reshape(-1)
-    tss_all = ((Y - Y.mean(axis=1, keepdims=True)) ** 2).sum(axis=1)
-    order = np.argsort(inverse, kind="stable")
-    bounds = np.searchsorted(inverse[order], np.arange(len(uniq) + 1))
-    shapes_of = [tuple((p, *_shape_fraction(singles[p], int(first[g]))) for p in range(len(parameters))
-                       if singles[p] is not None and not singles[p].constant[int(first[g])])
-                 for g in range(len(uniq))]
-    # groups with the same growing parameters share their candidate combinations: fit them together
-    by_growing: dict[tuple[int, ...], list[int]] = {}
-    constant_groups = []
-    for g, shapes in enumerate(shapes_of):
-        if not shapes or (constraint is not None and constraint.constant):
-            constant_groups.append(g)
-        else:
-            by_growing.setdefault(tuple(p for p, _, _ in shapes), []).append(g)
-    if constant_groups:
-        members = np.concatenate([order[bounds[g]:bounds[g + 1]] for g in constant_groups])
-        fit = fit_design(Y[members], np.ones((n, 1)))
-        _record(groups, _Group(parameters, (), None, fit.coefficients, tuple(notes)), rows[members], fit,
-                tss_all[members], n, 1, group_of, row_in, quality)
-    columns: dict = {}
-    for gs in by_growing.values():
-        members = np.concatenate([order[bounds[g]:bounds[g + 1]] for g in gs])
-        local = np.repeat(np.arange(len(gs)), [bounds[g + 1] - bounds[g] for g in gs])
-        Yg = Y[members]
-        candidates = [c for c in COMBINATIONS[len(shapes_of[gs[0]])]
-                      if _allowed(c, shapes_of[gs[0]], parameters, constraint)]
+class _Results:
+    """Per series of the batch: which :class:`_Group` holds its model, its row there, and its quality
+    (RSS, SMAPE, adjusted R², leave-one-out SMAPE)."""
+
+    def __init__(self, count: int) -> None:
+        self.groups: list[_Group] = []
+        self.group_of = np.full(count, -1, dtype=np.int64)
+        self.row_in = np.zeros(count, dtype=np.int64)
+        self.quality = np.full((count, 4), np.nan)
+
+    def record(self, group: _Group, rows: np.ndarray, fit: DesignFit, tss: np.ndarray, n: int,
+               coefficients: int) -> None:
+        """Store ``group`` as the models of batch rows ``rows``, fitted by ``fit`` on ``n`` points."""
+        self.groups.append(group)
+        self.group_of[rows] = len(self.groups) - 1
+        self.row_in[rows] = np.arange(len(rows))
+        self.quality[rows, 0] = fit.rss
+        self.quality[rows, 1] = fit.smape
+        self.quality[rows, 2] = adjusted_r2(fit.rss, tss, n, coefficients)
+        self.quality[rows, 3] = fit.loo_smape if n > coefficients else np.nan
+
+
+@dataclass
+class _Search:
+    """The multi-parameter search for series sharing their points and their constraint."""
+
+    pts: np.ndarray
+    parameters: tuple[str, ...]
+    constraint: Constraint | None
+    settings: RefineSettings
+    notes: tuple[str, ...] = ()
+    columns: dict = field(default_factory=dict)
+
+    def model_rows(self, Y: np.ndarray, rows: np.ndarray, lines: list[Line | None], results: _Results) -> None:
+        """Model the series ``Y`` (batch rows ``rows``) and record them in ``results``.
+
+        (1) the best single-parameter model per parameter on the grid's lines; (2) series whose
+        parameters grow alike share their candidate combinations; (3) each gets the combination
+        :func:`_parsimonious_choice` picks, or the constant model when nothing grows.
+        """
+        singles = self.single_fits(Y, lines)
+        order, bounds, first = _shape_groups(singles, len(rows))
+        shapes_of = [self.shapes(singles, int(row)) for row in first]
+        tss = ((Y - Y.mean(axis=1, keepdims=True)) ** 2).sum(axis=1)
+        # groups with the same growing parameters share their candidate combinations: fit them together
+        by_growing: dict[tuple[int, ...], list[int]] = {}
+        constant_groups = []
+        for g, shapes in enumerate(shapes_of):
+            if not shapes or (self.constraint is not None and self.constraint.constant):
+                constant_groups.append(g)
+            else:
+                by_growing.setdefault(tuple(p for p, _, _ in shapes), []).append(g)
+        if constant_groups:
+            members = np.concatenate([order[bounds[g]:bounds[g + 1]] for g in constant_groups])
+            fit = fit_design(Y[members], np.ones((len(self.pts), 1)))
+            results.record(_Group(self.parameters, (), None, fit.coefficients, self.notes), rows[members], fit,
+                           tss[members], len(self.pts), 1)
+        for gs in by_growing.values():
+            members = np.concatenate([order[bounds[g]:bounds[g + 1]] for g in gs])
+            local = np.repeat(np.arange(len(gs)), [bounds[g + 1] - bounds[g] for g in gs])
+            self.combine(Y[members], rows[members], tss[members], [shapes_of[g] for g in gs], local, results)
+
+    def single_fits(self, Y: np.ndarray, lines: list[Line | None]) -> list[SingleFits | None]:
+        """Per parameter the refining search on its grid line, None where it is not allowed or has too
+        few values (then noted)."""
+        notes = list(self.notes)
+        singles: list[SingleFits | None] = []
+        for p, line in enumerate(lines):
+            name = self.parameters[p]
+            if self.constraint is not None and not self.constraint.allows(name):
+                singles.append(None)
+            elif line is None:
+                notes.append(f"parameter {name}: fewer than {MIN_POINTS} values on a line of the grid, "
+                             "treated as constant")
+                singles.append(None)
+            else:
+                singles.append(refine_series(line.values, Y @ line.average.T, self.settings))
+        self.notes = tuple(notes)
+        return singles
+
+    def shapes(self, singles: list[SingleFits | None], row: int) -> tuple[tuple[int, Fraction, Fraction], ...]:
+        """(parameter position, α, β) of each parameter whose single-parameter model of ``row`` grows."""
+        return tuple((p, *_shape_fraction(fits, row)) for p, fits in enumerate(singles)
+                     if fits is not None and not fits.constant[row])
+
+    def combine(self, Y: np.ndarray, rows: np.ndarray, tss: np.ndarray,
+                shapes: list[tuple[tuple[int, Fraction, Fraction], ...]], local: np.ndarray,
+                results: _Results) -> None:
+        """Fit every allowed combination to series ``Y`` (row ``i`` has the shapes ``shapes[local[i]]``)
+        and record each series' parsimonious choice."""
+        candidates = [c for c in COMBINATIONS[len(shapes[0])]
+                      if _allowed(c, shapes[0], self.parameters, self.constraint)]
         fits, errors, eligible = [], [], []
         for c in candidates:
-            designs = np.stack([_design(pts, shapes_of[g], c, columns) for g in gs])
-            fit = _fit_stacked(Yg, designs, local)
+            designs = np.stack([_design(self.pts, s, c, self.columns) for s in shapes])
+            fit = _fit_stacked(Y, designs, local)
             fits.append(fit)
             errors.append(fit.loo_smape)
-            eligible.append(_contributes(Yg, fit, designs, local))
+            eligible.append(_contributes(Y, fit, designs, local))
         errors_arr, eligible_arr = np.stack(errors, axis=1), np.stack(eligible, axis=1)
         ranked = np.where(eligible_arr, errors_arr, np.inf)
         ranked = np.where(np.isfinite(ranked).any(axis=1, keepdims=True), ranked, errors_arr)
-        choice = _parsimonious_choice(ranked, [len(c) for c in candidates], settings.acceptance)
+        choice = _parsimonious_choice(ranked, [len(c) for c in candidates], self.settings.acceptance)
         pair = local * len(candidates) + choice
         pair_order = np.argsort(pair, kind="stable")
         pairs, starts = np.unique(pair[pair_order], return_index=True)
@@ -304,13 +335,29 @@ def _model_rows(Y: np.ndarray, rows: np.ndarray, pts: np.ndarray, lines: list[Li
             picked = pair_order[starts[k]:starts[k + 1] if k + 1 < len(starts) else len(pair)]
             c_index = int(key % len(candidates))
             fit = fits[c_index]
-            in_sample = smape(Yg[picked], fit.predicted[picked])
-            sub = DesignFit(fit.coefficients[picked], fit.predicted[picked], fit.rss[picked], in_sample,
-                            fit.loo_smape[picked])
-            _record(groups, _Group(parameters, shapes_of[gs[int(key // len(candidates))]], candidates[c_index],
-                                   sub.coefficients, tuple(notes)),
-                    rows[members[picked]], sub, tss_all[members[picked]], n, 1 + len(candidates[c_index]),
-                    group_of, row_in, quality)
+            sub = DesignFit(fit.coefficients[picked], fit.predicted[picked], fit.rss[picked],
+                            smape(Y[picked], fit.predicted[picked]), fit.loo_smape[picked])
+            group = _Group(self.parameters, shapes[int(key // len(candidates))], candidates[c_index],
+                           sub.coefficients, self.notes)
+            results.record(group, rows[picked], sub, tss[picked], len(self.pts), 1 + len(candidates[c_index]))
+
+
+def _shape_groups(singles: list[SingleFits | None], count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Series grouped by which parameters grow and how: the order that sorts them by group, each
+    group's bounds in that order, and each group's first series."""
+    keys = np.full((count, len(singles), 4), -1, dtype=np.int64)
+    for p, fits in enumerate(singles):
+        if fits is not None:
+            grows = ~fits.constant
+            keys[:, p, 0] = np.where(grows, fits.alpha[:, 0], -1)
+            keys[:, p, 1] = np.where(grows, fits.alpha[:, 1], -1)
+            keys[:, p, 2] = np.where(grows, fits.beta[:, 0], -1)
+            keys[:, p, 3] = np.where(grows, fits.beta[:, 1], -1)
+    uniq, first, inverse = np.unique(keys.reshape(count, -1), axis=0, return_index=True, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    order = np.argsort(inverse, kind="stable")
+    bounds = np.searchsorted(inverse[order], np.arange(len(uniq) + 1))
+    return order, bounds, first
 
 
 def _fit_stacked(Y: np.ndarray, designs: np.ndarray, local: np.ndarray) -> DesignFit:
@@ -366,17 +413,6 @@ def _contributes(Y: np.ndarray, fit: DesignFit, designs: np.ndarray, local: np.n
     return out
 
 
-def _record(groups: list[_Group], group: _Group, rows: np.ndarray, fit: DesignFit, tss: np.ndarray, n: int,
-            coefficients: int, group_of: np.ndarray, row_in: np.ndarray, quality: np.ndarray) -> None:
-    groups.append(group)
-    group_of[rows] = len(groups) - 1
-    row_in[rows] = np.arange(len(rows))
-    quality[rows, 0] = fit.rss
-    quality[rows, 1] = fit.smape
-    quality[rows, 2] = adjusted_r2(fit.rss, tss, n, coefficients)
-    quality[rows, 3] = fit.loo_smape if n > coefficients else np.nan
-
-
 class MultiParameterModeler:
     """Extra-P-style multi-parameter modeling on top of the refining search (also used by ``refining``)."""
 
@@ -385,8 +421,11 @@ class MultiParameterModeler:
     options: Sequence[Option] = OPTIONS
 
     def model(self, batch: SeriesBatch, **options: Any) -> ModelSet:
-        """Model every series of ``batch``; one-parameter batches get the refining modeler's models."""
-        values = resolve_options(self.options, options, f"modeler {self.name}")
+        """Model every series of ``batch``; one-parameter batches get the refining modeler's models.
+
+        ``options`` come resolved from the SDK; undeclared ones a direct caller leaves out get their defaults.
+        """
+        values = with_defaults(self.options, options, f"modeler {self.name}")
         if len(batch.parameters) == 1:
             return model_single(batch, values, modeler=self.name)
         return model_multiparameter(batch, values, modeler=self.name)

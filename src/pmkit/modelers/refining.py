@@ -118,7 +118,7 @@ from pmkit.modelers.multiparam import model_multiparameter
 from pmkit.modelers.search_inputs import OPTIONS
 from pmkit.modelers.single import model_single
 from pmkit.models import ModelSet
-from pmkit.options import Option, resolve_options
+from pmkit.options import Option, with_defaults
 from pmkit.series import SeriesBatch
 
 NAME = "refining"
@@ -131,8 +131,11 @@ class RefiningModeler:
     options: Sequence[Option] = OPTIONS
 
     def model(self, batch: SeriesBatch, **options: Any) -> ModelSet:
-        """Model every series of ``batch``; multi-parameter batches go to the multi-parameter modeler."""
-        values = resolve_options(self.options, options, f"modeler {self.name}")
+        """Model every series of ``batch``; multi-parameter batches go to the multi-parameter modeler.
+
+        ``options`` come resolved from the SDK; undeclared ones a direct caller leaves out get their defaults.
+        """
+        values = with_defaults(self.options, options, f"modeler {self.name}")
         if len(batch.parameters) > 1:
             return model_multiparameter(batch, values, modeler=self.name)
         return model_single(batch, values, modeler=self.name)

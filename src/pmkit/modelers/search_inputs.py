@@ -21,17 +21,25 @@ CLEAN_CONSTANT = 1e-9
 """A fitted ``|c0|`` below this share of the smallest ``|y|`` is set to 0 and ``c1`` refitted."""
 
 OPTIONS: tuple[Option, ...] = (
-    Option("acceptance", float, 1.5, "SMAPE improvement factor a refined exponent must bring to be "
-           "accepted (grows by this factor per iteration without acceptance; paper 000 §3.3)"),
-    Option("termination", float, 2.0, "refinement stops when no slice improves its SMAPE by this factor "
-           "in one iteration"),
-    Option("nonconstancy", float, 2.0, "a growing model replaces the constant one only if it improves "
-           "the constant model's SMAPE by this factor"),
+    Option("acceptance", float, 1.5, "price of complexity: a law one step more complex must be this many times "
+           "more accurate to be chosen (a step: an exponent's denominator one larger, or a log factor on a "
+           "power; with several parameters, one more term in the combination)"),
+    Option("termination", float, 2.0, "the refinement of exponents stops when no slice gets this many times "
+           "more accurate (relative error) in one iteration"),
+    Option("nonconstancy", float, 2.0, "a growing law replaces the constant model only if its leave-one-out "
+           "SMAPE is this many times smaller than the constant model's"),
     Option("measure", str, "mean", "how repetitions are reduced to one value per point", choices=MEASURES),
     Option("segments", str, "auto", f"series with {SEGMENT_MIN_POINTS} or more points: test for a change of law at "
            "a threshold and fit each side (auto), never (off), or always split at the best change point (always)",
            choices=SEGMENT_MODES),
 )
+"""The options of the PMNF search modelers.
+
+``acceptance`` has one meaning in both: the factor by which a more complex law must beat a simpler
+one.  The one-parameter search multiplies a hypothesis's RMS relative error by ``acceptance`` per
+level of complexity (:mod:`pmkit.fitting.refinement`); the multi-parameter combination takes more
+terms only when they cut the leave-one-out SMAPE by ``acceptance`` (:mod:`pmkit.modelers.multiparam`).
+"""
 
 
 def settings_from(options: dict[str, Any]) -> RefineSettings:

@@ -8,9 +8,9 @@ default, since the taint run may simply not have executed them.  :func:`contradi
 where the measurements show growth the code cannot cause (the paper's LULESH contention study), and
 :func:`score_p_filter` writes a Score-P filter keeping only the functions a parameter reaches.
 
-Command-line wiring (done in ``cli.py``): ``pmkit show DIR --prior taint.json --prior-map size=n``
-loads this prior with ``map="size=n"``; ``pmkit taint-filter taint.json > scorep.filter`` prints
-``score_p_filter(load(path))``.
+On the command line, ``pmkit show DIR --prior taint.json --prior-map size=n`` loads this prior
+through the registry with ``map={"size": "n"}``; ``pmkit taint-filter taint.json`` prints the loaded
+knowledge's :meth:`TaintKnowledge.score_p_filter`.
 """
 
 from __future__ import annotations
@@ -27,9 +27,10 @@ from pmkit.constraints import Constraint
 from pmkit.errors import UsageError
 from pmkit.experiment import Experiment
 from pmkit.findings import Finding
+from pmkit.fitting.leastsquares import smape
 from pmkit.hookspecs import hookimpl
 from pmkit.models import Model, ModelSet
-from pmkit.options import Option
+from pmkit.options import Option, with_defaults
 from pmkit.priors.region_names import base_name, qualified_name
 from pmkit.priors.taint_json import (
     CONSTANT,
@@ -60,23 +61,6 @@ MIN_GAP = 1.0
 """The smallest SMAPE gap (percentage points) that counts, however quiet the data."""
 
 
-def parse_map(text: str | Mapping[str, str] | None) -> dict[str, str]:
-    """``"size=n, p=ranks"`` → ``{"size": "n", "p": "ranks"}``; UsageError on a malformed pair."""
-    if not text:
-        return {}
-    if isinstance(text, Mapping):
-        return {str(k): str(v) for k, v in text.items()}
-    out: dict[str, str] = {}
-    for item in text.split(","):
-        if not item.strip():
-            continue
-        name, sep, value = item.partition("=")
-        if not sep or not name.strip() or not value.strip():
-            raise UsageError(f"--prior-map expects TAINT=EXPERIMENT pairs separated by commas, got {item.strip()!r}")
-        out[name.strip()] = value.strip()
-    return out
-
-
 class TaintKnowledge:
     """A loaded Perf-Taint analysis, ready to constrain the call paths of an experiment.
 
@@ -86,13 +70,11 @@ class TaintKnowledge:
     why it got no constraint (or how it was matched when that was loose).
     """
 
-    def __init__(self, analysis: TaintAnalysis, mapping: str | Mapping[str, str] | None = None,
+    def __init__(self, analysis: TaintAnalysis, mapping: Mapping[str, str] | None = None,
                  unimportant: str = "data") -> None:
-        if unimportant not in ("data", "constant"):
-            raise UsageError(f"option unimportant: {unimportant!r} is not one of data, constant")
         self.analysis = analysis
         self.unimportant = unimportant
-        self.mapping = self._resolve_map(parse_map(mapping))
+        self.mapping = self._resolve_map(dict(mapping or {}))
         self.unmatched: list[str] = []
         self.unmeasured: list[str] = []
         self.matches: dict[str, tuple[str, ...]] = {}
@@ -104,6 +86,10 @@ class TaintKnowledge:
         """Findings where measured growth contradicts the analysis; see :func:`contradictions`."""
         return contradictions(experiment, constrained, unconstrained, constraints)
 
+    def score_p_filter(self, *, include_callers: bool = False) -> str:
+        """A Score-P filter keeping only the functions a parameter reaches; see :func:`score_p_filter`."""
+        return score_p_filter(self, include_callers=include_callers)
+
     def _resolve_map(self, pairs: dict[str, str]) -> dict[str, str]:
         known = set(self.analysis.known_parameters)
         mapping = {p: p for p in known}
@@ -113,7 +99,7 @@ class TaintKnowledge:
             elif b in known:
                 mapping[b] = a
             else:
-                raise UsageError(f"--prior-map {a}={b}: neither is a parameter of the Perf-Taint analysis "
+                raise UsageError(f"parameter map {a}={b}: neither is a parameter of the Perf-Taint analysis "
                                  f"(it has {', '.join(self.analysis.known_parameters) or 'none'})")
         return mapping
 
@@ -229,7 +215,7 @@ def maximal(groups: Iterable[Monomial]) -> set[Monomial]:
     return {g for g in groups if not any(g < h for h in groups)}
 
 
-def load(paths: str | os.PathLike | Iterable[str | os.PathLike], *, map: str | Mapping[str, str] | None = None,
+def load(paths: str | os.PathLike | Iterable[str | os.PathLike], *, map: Mapping[str, str] | None = None,
          unimportant: str = "data") -> TaintKnowledge:
     """Read Perf-Taint output (a file, several per-rank files, or a folder of them) as a prior."""
     return TaintKnowledge(read_taint(paths), map, unimportant)
@@ -241,13 +227,14 @@ class TaintPrior:
     name = SOURCE
     description = "Perf-Taint JSON (raw or processed): constant functions, allowed parameters, groups"
     options = (
-        Option("map", str, "", "rename parameters, TAINT=EXPERIMENT pairs separated by commas (e.g. size=n,p=ranks)"),
+        Option("map", dict, {}, "rename parameters, TAINT=EXPERIMENT pairs separated by commas (e.g. size=n,p=ranks)"),
         Option("unimportant", str, "data", "functions Perf-Taint instrumented but never saw a parameter reach: "
                "'data' leaves them to the data, 'constant' models them constant", choices=("data", "constant")),
     )
 
     def load(self, path: Path | Sequence[Path], **options: Any) -> TaintKnowledge:
-        return load(path, map=options.get("map") or None, unimportant=options.get("unimportant", "data"))
+        values = with_defaults(self.options, options, f"prior {self.name}")
+        return load(path, map=values["map"], unimportant=values["unimportant"])
 
 
 @hookimpl(trylast=True)
@@ -310,7 +297,7 @@ def contradictions(experiment: Experiment, constrained_models: ModelSet, unconst
         ok = ~np.isnan(means)
         f_free = np.asarray(free.function.evaluate(points[ok]), dtype=float)
         f_shaped = np.asarray(shaped.function.evaluate(points[ok]), dtype=float)
-        s_free, s_shaped = _smape(means[ok], f_free), _smape(means[ok], f_shaped)
+        s_free, s_shaped = float(smape(means[ok], f_free)), float(smape(means[ok], f_shaped))
         needed = max(min_gap, margin * floor)
         if not (s_shaped - s_free >= needed):
             continue
@@ -383,13 +370,6 @@ def _repetition_quality(values: np.ndarray) -> tuple[float, float, np.ndarray] |
         return None
     floor = 100.0 * math.sqrt(2.0 / math.pi) * float(np.median(cv)) / math.sqrt(float(np.median(counts[measured])))
     return float(cv.max()), floor, means
-
-
-def _smape(y: np.ndarray, f: np.ndarray) -> float:
-    with np.errstate(all="ignore"):
-        denom = np.abs(y) + np.abs(f)
-        terms = np.where(denom > 0, 2.0 * np.abs(y - f) / denom, 0.0)
-    return float(100.0 * np.mean(terms))
 
 
 def _rule_text(constraint: Constraint | None) -> str:

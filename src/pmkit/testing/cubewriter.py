@@ -105,7 +105,9 @@ def write_cube(path: str | Path, callpaths: Sequence[str | Sequence[str]], metri
     """Write a ``.cubex`` file.
 
     ``values[metric]`` has shape (len(callpaths), processes × threads), exclusive values in the
-    order of ``callpaths`` (ancestors missing from the list are added with zero values).  Metrics
+    order of ``callpaths`` (ancestors missing from the list are added with zero values).  A region
+    written ``compute[cells=1000]`` is region ``compute`` in a call-tree node with the numeric
+    parameter cells = 1000, as Score-P's parameter instrumentation writes it (one node per value).  Metrics
     in ``without_data`` are declared but get no index/data members, as Score-P does for metrics
     that were never measured.  ``compress`` writes zlib-compressed ``ZCUBEX.DATA`` members.
     """
@@ -170,6 +172,14 @@ def _zdata(raw: bytes, chunk: int = 1 << 16) -> bytes:
     return b"ZCUBEX.DATA" + struct.pack("<q", len(blocks)) + struct.pack(f"<{len(header)}q", *header) + b"".join(blocks)
 
 
+def _region(name: str) -> tuple[str, list[tuple[str, str]]]:
+    """``compute[cells=1000]`` → ``("compute", [("cells", "1000")])``: a region and its cnode's parameters."""
+    if not name.endswith("]") or "[" not in name:
+        return name, []
+    region, _, inside = name[:-1].partition("[")
+    return region, [tuple(item.split("=", 1)) for item in inside.split(",") if "=" in item]  # type: ignore[misc]
+
+
 def _anchor(tree: _Tree, metrics: Sequence[CubeMetric], processes: int, threads: int, creator: str) -> str:
     out = ['<?xml version="1.0" encoding="UTF-8"?>', '<cube version="4.4">',
            '<attr key="Cube anchor.xml syntax version" value="4.4"/>',
@@ -183,7 +193,7 @@ def _anchor(tree: _Tree, metrics: Sequence[CubeMetric], processes: int, threads:
     out.append("<program>")
     regions: dict[str, int] = {}
     for path in tree.paths:
-        regions.setdefault(path[-1], len(regions))
+        regions.setdefault(_region(path[-1])[0], len(regions))
     for name, rid in regions.items():
         paradigm = "mpi" if name.startswith("MPI_") else "compiler"
         out.append(f'<region id="{rid}" mod="" begin="-1" end="-1"><name>{escape(name)}</name>'
@@ -191,7 +201,10 @@ def _anchor(tree: _Tree, metrics: Sequence[CubeMetric], processes: int, threads:
                    f"<role>function</role><url></url><descr></descr></region>")
 
     def cnode(node: int) -> None:
-        out.append(f'<cnode id="{tree.cnode_id[node]}" calleeId="{regions[tree.paths[node][-1]]}">')
+        region, parameters = _region(tree.paths[node][-1])
+        out.append(f'<cnode id="{tree.cnode_id[node]}" calleeId="{regions[region]}">')
+        for key, value in parameters:
+            out.append(f'<parameter partype="numeric" parkey={quoteattr(key)} parvalue={quoteattr(value)}/>')
         for child in tree.children[node]:
             cnode(child)
         out.append("</cnode>")

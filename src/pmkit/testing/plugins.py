@@ -2,9 +2,13 @@
 
 Also a pytest plugin: enable it with ``pytest_plugins = ["pmkit.testing.plugins"]`` in your
 top-level ``conftest.py`` (or ``pytest -p pmkit.testing.plugins``) to get the fixtures
-``pmkit_registry``, ``pmkit_sample_experiment`` and ``pmkit_degenerate_experiment``.  Isolation
-matters because the process-wide registry also loads every installed entry point: a test of your
-plugin should see your plugin, not whatever else happens to be installed.
+``pmkit_registry``, ``pmkit_sample_experiment`` and ``pmkit_degenerate_experiment``.
+
+An isolated registry is what your users run — pmkit's built-in readers, modelers, priors and
+detectors plus your plugin — **without the other installed third-party plugins**: a test of your
+plugin should see your plugin, not whatever else happens to be installed.  So a reader plugin's
+test can still model with ``refining``, and a plugin that replaces a built-in is tested as it is
+used.  Pass ``builtins=False`` for a registry of your plugin alone.
 """
 
 from __future__ import annotations
@@ -48,12 +52,13 @@ class PluginCheckError(AssertionError):
     """A plugin broke pmkit's plugin contract; the message lists every problem found."""
 
 
-def isolated_registry(*plugins: Any, builtins: bool = False, strict: bool = True) -> Registry:
-    """A registry of just ``plugins`` (modules or objects with hookimpls), ignoring installed entry points.
+def isolated_registry(*plugins: Any, builtins: bool = True, strict: bool = True) -> Registry:
+    """pmkit's built-ins plus ``plugins`` (modules or objects with hookimpls), ignoring installed entry points.
 
-    ``builtins=True`` adds pmkit's own readers, modelers, priors and detectors.  With ``strict``, a
-    plugin that fails to register, or registers an object that is not a valid reader/modeler/...,
-    raises :class:`PluginCheckError` instead of being skipped with a warning as in normal use.
+    ``builtins=False`` leaves pmkit's own readers, modelers, priors and detectors out, for a
+    registry of ``plugins`` alone.  With ``strict``, a plugin that fails to register, or registers
+    an object that is not a valid reader/modeler/..., raises :class:`PluginCheckError` instead of
+    being skipped with a warning as in normal use.
     """
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", plugin_manager.PluginWarning)
@@ -270,12 +275,13 @@ def check_reader(reader: Any, good: Path, **options: Any) -> Experiment:
 
 @pytest.fixture
 def pmkit_registry() -> Iterator[Callable[..., Registry]]:
-    """Factory: ``pmkit_registry(my_plugin, builtins=False)`` builds an isolated registry and makes it
-    the process-wide one until the test ends, so ``pmkit.model(...)`` and ``pmkit.cli.main([...])``
-    see exactly those plugins."""
+    """Factory: ``pmkit_registry(my_plugin)`` builds an isolated registry — pmkit's built-ins and
+    ``my_plugin``, no other installed plugin (``builtins=False``: ``my_plugin`` alone) — and makes it
+    the process-wide one until the test ends, so ``pmkit.read``, ``pmkit.model(...)`` and
+    ``pmkit.cli.main([...])`` see exactly those plugins."""
     previous = plugin_manager._REGISTRY
 
-    def make(*plugins: Any, builtins: bool = False, strict: bool = True) -> Registry:
+    def make(*plugins: Any, builtins: bool = True, strict: bool = True) -> Registry:
         registry = isolated_registry(*plugins, builtins=builtins, strict=strict)
         plugin_manager.reset_registry(registry)
         return registry

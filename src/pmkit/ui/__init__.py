@@ -1,17 +1,18 @@
-"""Rich rendering of experiments, models and findings; renders to a Console passed in, never models.
+"""Rich rendering of analyses, models and findings; renders to a Console passed in, never models.
 
-The views of ``pmkit show`` are available to notebooks and other tools::
+The views of ``pmkit show`` are available to notebooks and other tools; they render the
+:class:`~pmkit.analysis.Analysis` that :func:`pmkit.analyse` computes::
 
     from rich.console import Console
     import pmkit, pmkit.ui
 
-    exp = pmkit.read("study/")
-    models = pmkit.model(exp)
-    pmkit.ui.render_show(Console(), exp, models, target={"p": 65536})
+    analysis = pmkit.analyse("study/", target={"p": 65536})
+    pmkit.ui.render_show(Console(), analysis)
 
-or piece by piece: ``report = pmkit.scaling.analyse(exp, models)`` and then ``call_tree_view(report)``,
-``ranking_view(report)``, ``detail_view(pmkit.scaling.detail(report, "main->solve"))``,
-``findings_panel(findings)``, ``MeasurementPlot(detail.plot)``.
+or piece by piece, for one input ``result = analysis.inputs[0]``: ``show_view(result)``,
+``call_tree_view(result.report)``, ``ranking_view(result.report)``, ``detail_view(result.detail)``
+(with ``callpath=`` given to ``analyse``), ``findings_panel(result.findings)``,
+``markdown_report(analysis)``.
 """
 
 from pmkit.ui.call_tree import call_tree_view

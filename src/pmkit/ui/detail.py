@@ -9,28 +9,19 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from pmkit.scaling import CallpathDetail
+from pmkit.detail import CallpathDetail
 from pmkit.ui.call_tree import growth_text, model_text
-from pmkit.ui.plot import MeasurementPlot
-from pmkit.ui.quantities import format_growth_factor, format_point, format_share, format_value
-
-
-def _figure(value: float | None, digits: int = 3, suffix: str = "") -> str:
-    if value is None or not math.isfinite(value):
-        return "–"
-    return f"{value:.{digits}g}{suffix}"
-
-
-def _r2(value: float) -> str:
-    return "–" if value is None or not math.isfinite(value) else f"{value:.4f}"
-
-
-def _percent(value: float) -> str:
-    if not math.isfinite(value):
-        return "–"
-    if abs(value) < 0.0005:
-        return "0.0%"
-    return f"{value * 100:+.1f}%"
+from pmkit.ui.plot import MeasurementPlot, plot_data
+from pmkit.ui.quantities import (
+    format_change,
+    format_figure,
+    format_growth_factor,
+    format_point,
+    format_r2,
+    format_share,
+    format_spread,
+    format_value,
+)
 
 
 def summary_view(detail: CallpathDetail) -> Table:
@@ -48,8 +39,8 @@ def summary_view(detail: CallpathDetail) -> Table:
                f"{format_point(detail.target)}"
         grid.add_row("growth", growth_text(row).append(span, style=""))
         q = model.quality
-        grid.add_row("quality", f"SMAPE {_figure(q.smape, 3, '%')}  adj. R² {_r2(q.adjusted_r2)}  "
-                                f"RSS {_figure(q.rss, 3)}  CV-SMAPE {_figure(q.cv_smape, 3, '%')}")
+        grid.add_row("quality", f"SMAPE {format_figure(q.smape, 3, '%')}  adj. R² {format_r2(q.adjusted_r2)}  "
+                                f"RSS {format_figure(q.rss)}  CV-SMAPE {format_figure(q.cv_smape, 3, '%')}")
     if model is not None:
         grid.add_row("modeler", (model.modeler or "–") + (f", {model.n_points} points" if model.n_points else ""))
         for note in model.notes:
@@ -61,7 +52,7 @@ def summary_view(detail: CallpathDetail) -> Table:
         text = Text(f"{stored.name}: ", style="bold")
         text.append(function.pretty_text() if function is not None else "no model: " + "; ".join(stored.model.notes))
         if function is not None:
-            text.append(f"  ({_figure(stored.at_target, 3)} at {format_point(detail.target)})", style="dim")
+            text.append(f"  ({format_figure(stored.at_target)} at {format_point(detail.target)})", style="dim")
         grid.add_row("stored", text)
     return grid
 
@@ -80,11 +71,10 @@ def points_view(detail: CallpathDetail) -> Table:
     table.add_column("model", justify="right", no_wrap=True)
     table.add_column("error", justify="right", no_wrap=True)
     for p in detail.points:
-        spread = "–" if not math.isfinite(p.spread) else f"{p.spread * 100:.1f}%"
-        error = Text(_percent(p.relative_error))
+        error = Text(format_change(p.relative_error))
         if math.isfinite(p.relative_error) and abs(p.relative_error) > max(0.1, 2 * _or_zero(p.spread)):
             error.stylize("yellow")
-        table.add_row(p.label, str(p.repetitions), format_value(p.mean, unit), spread,
+        table.add_row(p.label, str(p.repetitions), format_value(p.mean, unit), format_spread(p.spread),
                       format_value(p.minimum, unit), format_value(p.maximum, unit),
                       format_value(p.fitted, unit), error)
     return table
@@ -102,9 +92,10 @@ def predictions_view(detail: CallpathDetail) -> Table:
     table.add_column("value", justify="right", no_wrap=True)
     table.add_column("× now", justify="right", no_wrap=True)
     fitted = detail.row.fitted
-    for point, value in detail.predictions:
+    for prediction in detail.predictions:
+        value = prediction.value
         factor = value / fitted if math.isfinite(fitted) and fitted > 0 else math.nan
-        table.add_row(format_point(point), format_value(value, detail.unit), format_growth_factor(factor))
+        table.add_row(format_point(prediction.point), format_value(value, detail.unit), format_growth_factor(factor))
     return table
 
 
@@ -113,6 +104,7 @@ def detail_view(detail: CallpathDetail, *, plot_height: int = 12) -> Group:
     parts: list[RenderableType] = [summary_view(detail), Text(""), points_view(detail)]
     if detail.predictions:
         parts += [Text(""), predictions_view(detail)]
-    if detail.plot is not None:
-        parts += [Text(""), MeasurementPlot(detail.plot, detail.unit, height=plot_height)]
+    plot = plot_data(detail)
+    if plot is not None:
+        parts += [Text(""), MeasurementPlot(plot, detail.unit, height=plot_height)]
     return Group(*parts)

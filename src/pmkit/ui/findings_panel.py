@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from pmkit.findings import Finding
-from pmkit.ui.quantities import format_value
+from pmkit.ui.quantities import format_severity
 
 
 def _where(finding: Finding) -> str:
@@ -32,9 +32,8 @@ def findings_panel(findings: Sequence[Finding], *, limit: int | None = 20) -> Pa
         what = Text(finding.title, style="bold")
         if finding.message:
             what.append(f"\n{finding.message}", style="")
-        severity = format_value(finding.severity, finding.unit) if finding.unit != "share" else \
-            f"{finding.severity * 100:.1f}%"
-        table.add_row(Text(severity, style="red"), what, _where(finding), Text(finding.detector, style="dim"))
+        table.add_row(Text(format_severity(finding.severity, finding.unit), style="red"), what, _where(finding),
+                      Text(finding.detector, style="dim"))
     more = len(findings) - len(shown)
     subtitle = f"{more} more — see --json" if more > 0 else None
     return Panel(table, title=f"Findings ({len(findings)})", title_align="left", subtitle=subtitle,

@@ -8,12 +8,7 @@ from rich.table import Table
 from rich.text import Text
 
 from pmkit.models import Model
-
-
-def _figure(value: float | None, digits: int = 3) -> str:
-    if value is None or value != value:
-        return "–"
-    return f"{value:.{digits}g}"
+from pmkit.ui.quantities import format_figure, format_r2
 
 
 def model_table(models: Iterable[Model], *, title: str | None = None, show_metric: bool = True) -> Table:
@@ -36,6 +31,6 @@ def model_table(models: Iterable[Model], *, title: str | None = None, show_metri
         row: list[Text | str] = [Text(model.callpath)]
         if show_metric:
             row.append(Text(model.metric))
-        row += [text, _figure(model.quality.smape), _figure(model.quality.adjusted_r2, 4)]
+        row += [text, format_figure(model.quality.smape), format_r2(model.quality.adjusted_r2)]
         table.add_row(*row)
     return table

@@ -1,13 +1,15 @@
 """A terminal plot of measurements against a model, drawn with braille dots and rich styles.
 
-The model is a braille line (dotted where it extrapolates beyond the measurements), each measured
-mean a ``●`` with its min–max range as a vertical bar.  Axes are log-scaled as the
-:class:`~pmkit.scaling.PlotData` says; the plot fills the width it is given.
+:func:`plot_data` lays one call path's detail out along one parameter (:class:`PlotData`);
+:class:`MeasurementPlot` draws it: the model is a braille line (dotted where it extrapolates beyond
+the measurements), each measured mean a ``●`` with its min–max range as a vertical bar.  Axes are
+log-scaled as the layout says; the plot fills the width it is given.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from rich.console import Console, ConsoleOptions, RenderResult
@@ -16,8 +18,92 @@ from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 
-from pmkit.scaling import PlotData
-from pmkit.ui.quantities import format_number, format_value
+from pmkit.detail import CallpathDetail
+from pmkit.pmnf import Function
+from pmkit.ui.quantities import format_number, format_point, format_value
+
+LOG_AXIS_RATIO = 32.0
+"""A plot's parameter axis is logarithmic from this ratio of its largest to smallest value on: on a
+linear axis from 8 to 32768 every measured point would crowd into the first column."""
+
+CURVE_SAMPLES = 256
+"""Points at which the model's line is sampled."""
+
+
+@dataclass(frozen=True)
+class PlotData:
+    """Measurements and model along one parameter, the others fixed, for a plot.
+
+    ``curve_x``/``curve_y`` sample the model from the smallest measured value to the target;
+    ``log_x`` is set when the measured values are powers of two or the axis spans a factor of
+    :data:`LOG_AXIS_RATIO` or more; ``log_y`` when the values span more than two decades, or more
+    than one on a log ``x`` axis (a power law is then a straight line).
+    """
+
+    parameter: str
+    fixed: dict[str, float]
+    x: np.ndarray
+    mean: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    curve_x: np.ndarray
+    curve_y: np.ndarray
+    measured_until: float
+    log_x: bool
+    log_y: bool
+
+
+def plot_data(detail: CallpathDetail) -> PlotData | None:
+    """The layout of ``detail``'s plot: along the parameter that grows to the target (the one with the
+    most measured values among them), the others fixed at the largest point; None without a point to show."""
+    parameter = _plotted_parameter(detail)
+    fixed = {name: v for name, v in detail.reference.items() if name != parameter}
+    line = [p for p in detail.points
+            if all(p.coordinates[k] == v for k, v in fixed.items()) and math.isfinite(p.mean)]
+    if not line:
+        return None
+    x = np.array([p.coordinates[parameter] for p in line])
+    low = np.array([p.minimum for p in line])
+    high = np.array([p.maximum for p in line])
+    lo_x, hi_x = float(x.min()), max(float(x.max()), detail.target[parameter])
+    log_x = _powers_of_two(x) or (lo_x > 0 and hi_x / lo_x >= LOG_AXIS_RATIO)
+    curve_x = np.geomspace(lo_x, hi_x, CURVE_SAMPLES) if log_x and lo_x > 0 else np.linspace(lo_x, hi_x, CURVE_SAMPLES)
+    function = detail.row.model.function if detail.row.model is not None else None
+    curve_y = _curve(function, parameter, curve_x, fixed)
+    return PlotData(parameter, fixed, x, np.array([p.mean for p in line]), low, high, curve_x, curve_y,
+                    float(x.max()), log_x, _log_y(low, high, curve_y, log_x))
+
+
+def _plotted_parameter(detail: CallpathDetail) -> str:
+    params = list(detail.reference)
+    spans = {name: len({p.coordinates[name] for p in detail.points}) for name in params}
+    changing = [name for name in params if detail.target[name] != detail.reference[name]]
+    return max(changing or params, key=lambda name: (spans[name], -params.index(name)))
+
+
+def _curve(function: Function | None, parameter: str, curve_x: np.ndarray, fixed: dict[str, float]) -> np.ndarray:
+    if function is None:
+        return np.full(len(curve_x), np.nan)
+    columns = {name: np.full(len(curve_x), value) for name, value in fixed.items()}
+    columns[parameter] = curve_x
+    with np.errstate(all="ignore"):
+        curve_y = np.asarray(function.evaluate({n: columns[n] for n in function.parameters}), dtype=float)
+    return np.broadcast_to(curve_y, curve_x.shape).copy()
+
+
+def _log_y(low: np.ndarray, high: np.ndarray, curve_y: np.ndarray, log_x: bool) -> bool:
+    values = np.concatenate([low, high, curve_y[np.isfinite(curve_y)]])
+    positive = values[values > 0]
+    ratio = positive.max() / positive.min() if len(positive) > 1 else 1.0
+    return bool(len(positive) == len(values) and (ratio > 100 or (log_x and ratio > 10)))
+
+
+def _powers_of_two(values: np.ndarray) -> bool:
+    values = values[values > 0]
+    if len(values) < 2:
+        return False
+    logs = np.log2(values)
+    return bool(np.allclose(logs, np.round(logs)))
 
 _DOTS = ((0x01, 0x02, 0x04, 0x40), (0x08, 0x10, 0x20, 0x80))
 """Braille bit of the dot at (column 0..1, row 0..3) of a cell."""
@@ -52,7 +138,7 @@ class _Axis:
 
 
 class MeasurementPlot:
-    """A rich renderable: ``console.print(MeasurementPlot(detail.plot, unit="s"))``."""
+    """A rich renderable: ``console.print(MeasurementPlot(plot_data(detail), unit="s"))``."""
 
     def __init__(self, data: PlotData, unit: str = "", height: int = 12) -> None:
         self.data = data
@@ -174,7 +260,7 @@ class MeasurementPlot:
 
     def _legend(self, indent: int) -> Text:
         d = self.data
-        fixed = f" (at {', '.join(f'{k}={format_number(v)}' for k, v in d.fixed.items())})" if d.fixed else ""
+        fixed = f" (at {format_point(d.fixed)})" if d.fixed else ""
         axes = [name for name, on in ((d.parameter, d.log_x), (self.unit or "value", d.log_y)) if on]
         text = Text(" " * indent)
         text.append("●", STYLES[MEASURED]).append(" mean  ")

@@ -1,6 +1,8 @@
-"""How pmkit's views write numbers: values with units and SI prefixes, shares, points, growth colours.
+"""How pmkit's views write numbers: values with units and SI prefixes, shares, points, quality figures,
+changes, severities, growth colours.
 
-Kept in one place so the call tree, the ranking, the detail view and the Markdown report agree.
+The only place numbers are formatted for people, so the terminal views, the model table, the
+findings panel and the Markdown report agree.  A missing or non-finite number is ``–`` everywhere.
 """
 
 from __future__ import annotations
@@ -84,6 +86,46 @@ def format_growth_factor(factor: float | None) -> str:
     if factor >= 100:
         return f"×{factor:.3g}" if factor < 1e5 else f"×{factor:.1e}"
     return f"×{factor:.2g}" if factor < 10 else f"×{factor:.0f}"
+
+
+def format_figure(value: float | None, digits: int = 3, suffix: str = "") -> str:
+    """A quality figure to ``digits`` significant digits: ``format_figure(2.0, suffix="%")`` → ``"2%"``."""
+    if value is None or not math.isfinite(value):
+        return "–"
+    return f"{value:.{digits}g}{suffix}"
+
+
+def format_r2(value: float | None) -> str:
+    """An (adjusted) R², four decimals: ``0.9987``."""
+    return "–" if value is None or not math.isfinite(value) else f"{value:.4f}"
+
+
+def format_change(value: float | None) -> str:
+    """A relative difference with its sign: ``+1.2%``, ``-0.4%``; below 0.05 % ``0.0%``."""
+    if value is None or not math.isfinite(value):
+        return "–"
+    if abs(value) < 0.0005:
+        return "0.0%"
+    return f"{value * 100:+.1f}%"
+
+
+def format_spread(value: float | None) -> str:
+    """Run-to-run spread (± of the mean): ``3.1%``."""
+    return "–" if value is None or not math.isfinite(value) else f"{value * 100:.1f}%"
+
+
+def format_severity(value: float, unit: str) -> str:
+    """A finding's severity: a share (unit ``share``) as ``25.0%``, anything else as a value with its unit."""
+    if unit == "share":
+        return format_spread(value)
+    return format_value(value, unit)
+
+
+def format_cell(value: str | float, unit: str = "") -> str:
+    """A cell of a contributed table: text as it is, a number with its unit (:func:`format_value`)."""
+    if isinstance(value, str):
+        return value
+    return format_value(value, unit)
 
 
 def growth_style(level: int | None) -> str:

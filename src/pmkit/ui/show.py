@@ -1,27 +1,25 @@
 """The whole ``pmkit show`` screen: a header, the call tree, the ranking, findings — or one call path's detail.
 
-``render_show(console, experiment, models)`` prints it to any rich Console (a terminal, a notebook,
-a recording console); ``show_view`` returns the same screen as one renderable.
+It renders an :class:`~pmkit.analysis.Analysis` and computes nothing: ``render_show(console,
+pmkit.analyse(path))`` prints it to any rich Console (a terminal, a notebook, a recording console);
+``show_view`` returns one input's screen as one renderable.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-
 import numpy as np
+from rich import box
 from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from pmkit.constraints import Constraint
+from pmkit.analysis import Analysis, ContributedTable, InputAnalysis
 from pmkit.experiment import Experiment
-from pmkit.findings import Finding
-from pmkit.models import Model, ModelSet
-from pmkit.scaling import DEFAULT_SCALE_UP, RANKING_SHARE, ScalingReport, analyse, default_target, detail
+from pmkit.scaling import DEFAULT_SCALE_UP, RANKING_SHARE, default_target
 from pmkit.ui.call_tree import call_tree_view
 from pmkit.ui.detail import detail_view
 from pmkit.ui.findings_panel import findings_panel
-from pmkit.ui.quantities import format_number, format_point
+from pmkit.ui.quantities import format_cell, format_number, format_point
 from pmkit.ui.ranking import ranking_view
 
 
@@ -56,9 +54,10 @@ def data_warnings(experiment: Experiment) -> list[str]:
     return out
 
 
-def header_view(report: ScalingReport, models: Sequence[Model], *, source: str | None = None) -> Table:
+def header_view(result: InputAnalysis) -> Table:
     """What was read and modeled, and which two points the view compares."""
-    experiment = report.experiment
+    report = result.report
+    experiment = result.experiment
     values = experiment.measurements[report.metric]
     reps = _plural(values.shape[2], "repetition")
     if np.isnan(values).any(axis=(0, 1)).any() and values.shape[2] > 1:
@@ -67,12 +66,12 @@ def header_view(report: ScalingReport, models: Sequence[Model], *, source: str |
     grid.add_column(style="bold", no_wrap=True)
     grid.add_column(overflow="fold")
     reader = experiment.provenance.reader
-    grid.add_row("input", Text(f"{source or ', '.join(experiment.provenance.sources) or '–'}"
+    grid.add_row("input", Text(f"{result.source or ', '.join(experiment.provenance.sources) or '–'}"
                                + (f" ({reader})" if reader else "")))
     grid.add_row("data", f"{_plural(len(experiment.points), 'point')} {_ranges(experiment)} · {reps} · "
                          f"{_plural(len(experiment.callpaths), 'call path')}")
     kind = "inclusive" if report.inclusive else "exclusive"
-    modelers = sorted({m.modeler for m in models if m.metric == report.metric and m.modeler})
+    modelers = sorted({m.modeler for m in result.models if m.metric == report.metric and m.modeler})
     unit = f"{report.unit}, " if report.unit else ""
     grid.add_row("metric", f"{report.metric} ({unit}{kind}), {report.measure} of repetitions · modeler "
                            f"{', '.join(modelers) or '–'}")
@@ -87,33 +86,45 @@ def header_view(report: ScalingReport, models: Sequence[Model], *, source: str |
     return grid
 
 
-def show_view(experiment: Experiment, models: ModelSet | Sequence[Model], *, metric: str | None = None,
-              target: Mapping[str, float] | None = None, depth: int | None = None, min_share: float = 0.01,
-              sort: str = "share", top: int = 10, callpath: str | None = None,
-              findings: Sequence[Finding] | None = None, measure: str = "mean",
-              source: str | None = None, constraints: Mapping[str, Constraint] | None = None) -> Group:
-    """The screen ``pmkit show`` prints, as one renderable.
+def contributed_table_view(table: ContributedTable) -> Table:
+    """A table a plugin contributed to the analysis, numbers with their column's unit."""
+    view = Table(box=box.SIMPLE_HEAD, title=table.title, title_justify="left", pad_edge=False, show_edge=False)
+    for n, column in enumerate(table.columns):
+        numeric = any(isinstance(row[n], int | float) for row in table.rows)
+        view.add_column(column, justify="right" if numeric else "left", overflow="fold")
+    for row in table.rows:
+        view.add_row(*(Text(format_cell(cell, table.unit(n))) for n, cell in enumerate(row)))
+    return view
 
-    Without ``callpath``: header, call tree, ranking and (when ``findings`` is not None) the findings
-    panel.  With it: header, that call path's detail, and the findings about it.  ``constraints``
-    (from a prior) show, per call path, how the prior restricted the model.
+
+def show_view(result: InputAnalysis, *, depth: int | None = None, min_share: float = 0.01, sort: str = "share",
+              top: int = 10) -> Group:
+    """One input's screen of ``pmkit show``, as one renderable.
+
+    Without a detail in ``result``: header, call tree, ranking, contributed tables and (when there
+    are findings, even none) the findings panel.  With one: header, that call path's detail, and the
+    findings about it.  ``depth``, ``min_share``, ``sort`` and ``top`` shape the tree and ranking.
     """
-    report = analyse(experiment, models, metric, target, measure, constraints)
-    parts: list[RenderableType] = [header_view(report, list(models), source=source), Text("")]
-    if callpath is not None:
-        parts.append(detail_view(detail(report, callpath)))
-        if findings is not None:
-            own = [f for f in findings if f.callpath == report.row(callpath).callpath]
+    parts: list[RenderableType] = [header_view(result), Text("")]
+    if result.detail is not None:
+        parts.append(detail_view(result.detail))
+        if result.findings is not None:
+            own = [f for f in result.findings if f.callpath == result.detail.row.callpath]
             parts += [Text(""), findings_panel(own)]
         return Group(*parts)
+    report = result.report
     parts.append(call_tree_view(report, depth=depth, min_share=min_share, sort=sort, title="Call tree"))
     parts += [Text(""), ranking_view(report, limit=top, min_share=min_share * RANKING_SHARE)]
-    if findings is not None:
-        parts += [Text(""), findings_panel(findings)]
+    for table in result.tables:
+        parts += [Text(""), contributed_table_view(table)]
+    if result.findings is not None:
+        parts += [Text(""), findings_panel(result.findings)]
     return Group(*parts)
 
 
-def render_show(console: Console, experiment: Experiment, models: ModelSet | Sequence[Model],
-                **options: object) -> None:
-    """Print :func:`show_view` to ``console``; ``options`` are those of :func:`show_view`."""
-    console.print(show_view(experiment, models, **options))  # type: ignore[arg-type]
+def render_show(console: Console, analysis: Analysis, **options: object) -> None:
+    """Print every input's :func:`show_view` to ``console``, separated by rules; ``options`` are its options."""
+    for n, result in enumerate(analysis.inputs):
+        if n:
+            console.rule()
+        console.print(show_view(result, **options))  # type: ignore[arg-type]

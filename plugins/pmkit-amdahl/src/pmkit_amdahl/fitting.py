@@ -66,6 +66,69 @@ def linear_coefficients(p: np.ndarray, y: np.ndarray, c: float, *, nonnegative: 
     return out
 
 
+def weighted_rss(p: np.ndarray, y: np.ndarray, c: float, columns: tuple[int, ...], *,
+                 nonnegative: bool) -> tuple[np.ndarray, float]:
+    """a, b, d of the law restricted to ``columns`` at exponent ``c``, and its weighted residual sum of squares."""
+    coefficients = linear_coefficients(p, y, c, nonnegative=nonnegative, columns=columns)
+    residuals = (design(p, c) @ coefficients - y) * residual_weights(y)
+    return coefficients, float(np.sum(residuals**2))
+
+
+def candidate_columns(c: float) -> list[tuple[int, ...]]:
+    """The nested laws worth trying at exponent ``c``: d, a/p + d, b·p^c + d and the whole law.
+
+    When c is -1 or 0 the p^c column repeats 1/p or 1, so only d and a/p + d remain.
+    """
+    if c in (-1.0, 0.0):
+        return [(2,), (0, 2)]
+    return [(2,), (0, 2), (1, 2), (0, 1, 2)]
+
+
+def free_coefficients(columns: tuple[int, ...]) -> int:
+    """Coefficients a law with ``columns`` fits: one per column, plus the exponent c with the p^c column."""
+    return len(columns) + (1 in columns)
+
+
+EXACT = 1e-20
+"""Mean squared weighted residual below which a law fits exactly: round-off, not evidence for more terms."""
+
+
+def f_test_pvalue(rss_small: float, k_small: int, rss_large: float, k_large: int, n: int) -> float:
+    """p-value of the F test that the larger of two nested least-squares fits lowers the error only by chance.
+
+    1.0 when the larger law leaves no degrees of freedom to judge it.
+    """
+    from scipy.stats import f as f_distribution
+
+    if n - k_large <= 0 or k_large <= k_small:
+        return 1.0
+    rss_small, rss_large = max(rss_small, EXACT * n), max(rss_large, EXACT * n)
+    statistic = ((rss_small - rss_large) / (k_large - k_small)) / (rss_large / (n - k_large))
+    return float(f_distribution.sf(max(statistic, 0.0), k_large - k_small, n - k_large))
+
+
+def select_columns(p: np.ndarray, y: np.ndarray, c: float, *, nonnegative: bool,
+                   significance: float) -> tuple[int, ...]:
+    """The nested law (see :func:`candidate_columns`) the data supports, by backward elimination.
+
+    Starting from the whole law, the term whose removal raises the weighted residuals least is
+    dropped while the F test of the two fits finds the difference not significant at
+    ``significance``; so a constant series ends as a constant, and a/p + b·p^c + d, whose terms may
+    each explain little alone (a U-shaped run time), keeps both.
+    """
+    fits = {columns: weighted_rss(p, y, c, columns, nonnegative=nonnegative)[1] for columns in candidate_columns(c)}
+    current = max(fits, key=len)
+    while True:
+        smaller = [cols for cols in fits if set(cols) < set(current) and len(cols) == len(current) - 1]
+        if not smaller:
+            return current
+        best = min(smaller, key=lambda cols: fits[cols])
+        pvalue = f_test_pvalue(fits[best], free_coefficients(best), fits[current], free_coefficients(current), len(y))
+        if pvalue < significance:
+            return current
+        current = best
+
+
 def start_exponents(c_min: float, c_max: float, starts: int) -> np.ndarray:
     """``starts`` exponents spread inside (c_min, c_max), avoiding the bounds themselves."""
     if starts <= 1:

@@ -1,0 +1,149 @@
+"""One call path in detail: its measured points with their spread, predictions up to the target, and
+the models that came with the input, for ``pmkit show --callpath``.
+
+Built from a :class:`~pmkit.scaling.ScalingReport` by :func:`detail`; the views (terminal, Markdown,
+JSON) render it, and :func:`pmkit.ui.plot.plot_data` lays it out as a plot.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from pmkit.models import Model
+from pmkit.pmnf import Function
+from pmkit.scaling import CallpathScaling, ScalingReport, evaluate
+
+GROWTH_STEPS = (2.0, 4.0, 8.0, 16.0)
+"""Predictions are listed at these multiples of the largest measured point, up to the target."""
+
+
+@dataclass(frozen=True)
+class PointStats:
+    """The repetitions of one call path at one point: count, mean, spread, and the model's value there."""
+
+    coordinates: dict[str, float]
+    label: str
+    repetitions: int
+    mean: float
+    minimum: float
+    maximum: float
+    std: float
+    fitted: float
+
+    @property
+    def relative_error(self) -> float:
+        """(model − mean) / mean; NaN where either is missing or the mean is zero."""
+        if not (math.isfinite(self.mean) and math.isfinite(self.fitted)) or self.mean == 0:
+            return math.nan
+        return (self.fitted - self.mean) / abs(self.mean)
+
+    @property
+    def spread(self) -> float:
+        """Half the min–max range relative to the mean: ±x of run-to-run variation."""
+        if not math.isfinite(self.mean) or self.mean == 0 or self.repetitions < 2:
+            return math.nan
+        return (self.maximum - self.minimum) / 2 / abs(self.mean)
+
+    def to_json(self) -> dict[str, object]:
+        return {"point": self.coordinates, "repetitions": self.repetitions, "mean": self.mean,
+                "min": self.minimum, "max": self.maximum, "std": self.std, "fitted": self.fitted}
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """The model's value at one point beyond the measurements."""
+
+    point: dict[str, float]
+    value: float
+
+    def to_json(self) -> dict[str, object]:
+        return {"point": self.point, "value": self.value}
+
+
+@dataclass
+class StoredModel:
+    """A model that came with the input (an ``.extra-p`` file's model set), for comparison."""
+
+    name: str
+    model: Model
+    at_target: float
+
+    def to_json(self) -> dict[str, object]:
+        return {"set": self.name, "modeler": self.model.modeler, **self.model.to_json(),
+                "prediction_at_target": self.at_target}
+
+
+@dataclass(frozen=True)
+class CallpathDetail:
+    """Everything ``pmkit show --callpath`` says about one call path."""
+
+    row: CallpathScaling
+    metric: str
+    unit: str
+    reference: dict[str, float]
+    target: dict[str, float]
+    points: list[PointStats]
+    predictions: list[Prediction]
+    stored: list[StoredModel] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, object]:
+        return {"callpath": self.row.callpath, "points": [p.to_json() for p in self.points],
+                "predictions": [p.to_json() for p in self.predictions],
+                "stored_models": [s.to_json() for s in self.stored]}
+
+
+def stored_models(report: ScalingReport, callpath: str) -> list[StoredModel]:
+    """The input's own models of ``callpath`` and the report's metric, with their value at the target."""
+    out = []
+    for name, models in report.experiment.stored_models.items():
+        found = models.get(callpath, report.metric)
+        if found is not None:
+            out.append(StoredModel(name, found, evaluate(found.function, report.target)))
+    return out
+
+
+def detail(report: ScalingReport, callpath: str) -> CallpathDetail:
+    """Measured points (mean and spread), predictions up to the target, and stored models for ``callpath``.
+
+    ``callpath`` is a full call path or the unique end of one (see :meth:`ScalingReport.row`).
+    """
+    row = report.row(callpath)
+    function = row.model.function if row.model is not None else None
+    return CallpathDetail(row, report.metric, report.unit, dict(report.reference), dict(report.target),
+                          _points(report, row), _predictions(report, function),
+                          stored_models(report, row.callpath))
+
+
+def _points(report: ScalingReport, row: CallpathScaling) -> list[PointStats]:
+    experiment = report.experiment
+    raw = experiment.measurements[report.metric][row.index]
+    function = row.model.function if row.model is not None else None
+    points = []
+    for i in range(len(experiment.points)):
+        reps = raw[i][np.isfinite(raw[i])]
+        coords = {name: float(v) for name, v in zip(experiment.parameters, experiment.points[i], strict=True)}
+        if len(reps):
+            stats = (float(np.mean(reps)), float(np.min(reps)), float(np.max(reps)), float(np.std(reps)))
+        else:
+            stats = (math.nan,) * 4
+        points.append(PointStats(coords, experiment.point_label(i), len(reps), *stats, evaluate(function, coords)))
+    return sorted(points, key=lambda s: tuple(s.coordinates.values()))
+
+
+def _predictions(report: ScalingReport, function: Function | None) -> list[Prediction]:
+    """The model at 2, 4, 8, 16 times the largest point (in the parameters that grow) below the target,
+    and at the target."""
+    if function is None:
+        return []
+    changing = [k for k in report.reference if report.target[k] > report.reference[k]]
+    out = []
+    for factor in GROWTH_STEPS:
+        point = {k: v * factor if k in changing else v for k, v in report.reference.items()}
+        if changing and all(point[k] < report.target[k] for k in changing):
+            out.append(Prediction(point, evaluate(function, point)))
+    out.append(Prediction(dict(report.target), evaluate(function, report.target)))
+    return out
+

@@ -1,0 +1,156 @@
+"""The SDK's verbs: model, detect and analyse, options resolved once, the prior passed once."""
+
+from __future__ import annotations
+
+import pytest
+
+import pmkit
+from pmkit.analysis import Analysis, LoadedPrior
+from pmkit.constraints import Constraint
+from pmkit.errors import UsageError
+from pmkit.experiment import ExperimentBuilder
+from pmkit.findings import Finding
+from pmkit.hookspecs import hookimpl
+from pmkit.options import Option
+from pmkit.plugins import build_registry
+from pmkit.sdk import analyse, detect, model, model_with_prior
+from pmkit.testing.plugins import sample_experiment
+
+
+def test_sdk_takes_a_single_metric_name():
+    b = ExperimentBuilder(["p"])
+    for p in (2, 4, 8, 16, 32):
+        b.add_values("main", "time", [p], [float(p)])
+        b.add_values("main", "visits", [p], [1.0])
+    assert [m.metric for m in model(b.build(), metrics="time")] == ["time"]
+
+
+class Recorder:
+    """A detector that records the options it was called with."""
+
+    def __init__(self, name: str, *options: Option) -> None:
+        self.name = name
+        self.description = f"test detector {name}"
+        self.options = options
+        self.calls: list[dict] = []
+
+    def detect(self, experiment, models, **options):
+        self.calls.append(options)
+        return [Finding(self.name, "seen", severity=float(len(self.calls)))]
+
+
+KLUGE = Recorder("kluge", Option("reference", str, "", "reference run"), Option("q", float, 0.9, "quantile"))
+OTHER = Recorder("other", Option("q", float, 0.5, "another quantile"))
+
+
+class _Detectors:
+    @hookimpl
+    def pmkit_register_detectors(self, register):
+        register(KLUGE)
+        register(OTHER)
+
+
+@pytest.fixture
+def registry():
+    KLUGE.calls.clear()
+    OTHER.calls.clear()
+    return build_registry([_Detectors()], entry_points=False)
+
+
+def test_detector_options_reach_every_detector_declaring_them_resolved(registry):
+    experiment = sample_experiment()
+    models = model(experiment, registry=registry)
+    detect(experiment, models, ["kluge", "other"], registry=registry, reference="ref.json", q="0.8")
+    assert KLUGE.calls == [{"reference": "ref.json", "q": 0.8}]
+    assert OTHER.calls == [{"q": 0.8}], "parsed to the declared type, every declared option given"
+    detect(experiment, models, ["kluge", "other"], registry=registry, **{"kluge.q": 0.99})
+    assert KLUGE.calls[-1] == {"reference": "", "q": 0.99} and OTHER.calls[-1] == {"q": 0.5}
+
+
+def test_detect_rejects_an_option_no_selected_detector_declares(registry):
+    experiment = sample_experiment()
+    models = model(experiment, registry=registry)
+    with pytest.raises(UsageError, match="no detector that runs has an option reference"):
+        detect(experiment, models, ["other"], registry=registry, reference="ref.json")
+    with pytest.raises(UsageError, match="detector kluge has no option speed"):
+        detect(experiment, models, ["kluge"], registry=registry, **{"kluge.speed": "1"})
+    assert KLUGE.calls == [] and OTHER.calls == []
+
+
+class _Prior:
+    """Declares ``main->compute`` constant and reports one contradiction per call, as a taint prior would."""
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    def constraints(self, experiment):
+        self.asked += 1
+        return {"main->compute": Constraint(constant=True, source="fixed", reason="said so")}
+
+    def contradictions(self, experiment, constrained, unconstrained, constraints):
+        assert constrained.get("main->compute", "time").function.is_constant
+        assert not unconstrained.get("main->compute", "time").function.is_constant
+        return [Finding("fixed", "contradiction", callpath="main->compute", severity=2.0)]
+
+
+def test_the_prior_is_passed_once_and_its_contradictions_are_findings(monkeypatch):
+    calls = []
+    from pmkit import sdk
+
+    resolve = sdk.resolve_options
+    monkeypatch.setattr(sdk, "resolve_options", lambda *a: calls.append(a[2]) or resolve(*a))
+    experiment = sample_experiment()
+    knowledge = _Prior()
+    prior = LoadedPrior("fixed", ("prior.json",), knowledge)
+    models, outcome = model_with_prior(experiment, prior, acceptance="1.5")
+    assert calls == ["modeler refining"], "options resolved once, though the modeler ran twice"
+    assert knowledge.asked == 1 and outcome.name == "fixed"
+    assert models.get("main->compute", "time").function.is_constant
+    assert [f.title for f in outcome.contradictions] == ["contradiction"]
+    analysis = analyse(experiment, prior=prior, detectors=[])
+    result = analysis.inputs[0]
+    assert [f.title for f in result.findings] == ["contradiction"]
+    assert result.report.row("main->compute").prior_note == "constant by fixed (said so)"
+    assert result.prior.constraints["main->compute"].constant
+
+
+def test_analyse_reads_models_detects_and_reports_once(tmp_path):
+    path = tmp_path / "exp.txt"
+    lines = ["PARAMETER p", "POINTS 2 4 8 16 32", "REGION main", "METRIC time"]
+    lines += [f"DATA {3 + 2 * p} {3.1 + 2 * p}" for p in (2, 4, 8, 16, 32)]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    analysis = pmkit.analyse([path, tmp_path / "missing.txt"], target={"p": 128}, callpath="main")
+    assert isinstance(analysis, Analysis)
+    (result,) = analysis.inputs
+    assert result.source == str(path) and result.metric == "time"
+    assert result.report.target == {"p": 128.0}
+    assert result.report.row("main").predicted == pytest.approx(3.05 + 2 * 128, rel=0.01)
+    assert result.detail is not None and result.detail.predictions[-1].point == {"p": 128.0}
+    assert result.findings == []  # the built-in detector ran and found nothing
+    (skipped,) = analysis.skipped
+    assert skipped.source.endswith("missing.txt") and "no such file" in skipped.problem
+
+
+def test_analyse_with_models_given_skips_modeling():
+    experiment = sample_experiment()
+    models = model(experiment)
+    result = pmkit.analyse(experiment, models=models, detectors=[]).inputs[0]
+    assert result.models is models and result.findings is None
+    with pytest.raises(UsageError, match="one experiment only"):
+        pmkit.analyse([experiment, experiment], models=models)
+    with pytest.raises(UsageError, match="no detector that runs has an option reference; their options: none"):
+        pmkit.analyse(experiment, detectors=[], detector_options={"reference": "ref.json"})
+
+
+def test_analyse_resolves_each_plugin_s_options_once_for_all_inputs(monkeypatch, registry):
+    from pmkit import sdk
+
+    owners = []
+    resolve = sdk.resolve_options
+    monkeypatch.setattr(sdk, "resolve_options", lambda *a: owners.append(a[2]) or resolve(*a))
+    experiments = [sample_experiment(), sample_experiment(seed=1, noise=0.01)]
+    analysis = analyse(experiments, detectors=["kluge", "other"], detector_options={"q": "0.7"},
+                       modeler_options={"termination": "3"}, registry=registry)
+    assert len(analysis.inputs) == 2
+    assert sorted(owners) == ["detector kluge", "detector other", "modeler refining"]
+    assert KLUGE.calls == [{"reference": "", "q": 0.7}] * 2 and OTHER.calls == [{"q": 0.7}] * 2
