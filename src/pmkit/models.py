@@ -51,8 +51,8 @@ class ChangePoint:
     high: float
 
     def to_json(self) -> dict[str, Any]:
-        return {"parameter": self.parameter, "value": _finite(self.value), "low": _finite(self.low),
-                "high": _finite(self.high)}
+        return {"parameter": self.parameter, "value": self.value, "low": self.low,
+                "high": self.high}
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,7 @@ class Segment:
 
     def to_json(self) -> dict[str, Any]:
         return {"function": self.function.to_json(), "text": self.function.extrap_text(),
-                "pretty": self.function.pretty_text(), "from": _finite(self.start), "to": _finite(self.end),
+                "pretty": self.function.pretty_text(), "from": self.start, "to": self.end,
                 "measured": [float(self.measured[0]), float(self.measured[1])], "quality": self.quality.to_json()}
 
 

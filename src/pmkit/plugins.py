@@ -50,6 +50,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "pmkit.readers.extrap_experiment",
     "pmkit.modelers.refining",
     "pmkit.modelers.multiparam",
+    "pmkit.modelers.segmented",
     "pmkit.modelers.perprocess",
     "pmkit.detectors.imbalance",
 )

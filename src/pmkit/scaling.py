@@ -77,6 +77,8 @@ class CallpathScaling:
     ``growth`` the factor ``predicted / fitted``.  ``branch_share`` and ``branch_predicted_share``
     count the call path with everything below it (for an inclusive metric, the same as its own).
     ``measured_points`` is the number of points with at least one value (0: a node of the tree only).
+    ``law`` is the model's function that holds at the target: for a segmented model the segment
+    there (which ``predicted`` and ``growth_class`` come from), else the model's function.
     """
 
     index: int
@@ -96,6 +98,7 @@ class CallpathScaling:
     branch_predicted_share: float = math.nan
     branch_predicted: float = math.nan
     measured_points: int = -1
+    law: Function | None = None
 
     @property
     def has_model(self) -> bool:
@@ -234,8 +237,8 @@ def analyse(experiment: Experiment, models: ModelSet | Sequence[Model], metric: 
     for cp in experiment.callpaths:
         model = by_path.get(cp.path)
         if model is not None and model.function is not None:
-            fitted[cp.index] = evaluate(model.function, reference)
-            predicted[cp.index] = evaluate(model.function, goal)
+            fitted[cp.index] = evaluate(model.function_at(reference), reference)
+            predicted[cp.index] = evaluate(model.function_at(goal), goal)
     counted = experiment.callpaths.roots() if info.inclusive else list(range(len(experiment.callpaths)))
     # shares are of non-negative parts, now and then alike (a negative value or prediction counts 0)
     measured_part = np.clip(measured, 0.0, None)
@@ -252,14 +255,15 @@ def analyse(experiment: Experiment, models: ModelSet | Sequence[Model], metric: 
         i = cp.index
         model = by_path.get(cp.path)
         growth = predicted[i] / fitted[i] if fitted[i] > 0 else math.nan
+        law = model.function_at(goal) if model is not None and model.function is not None else None
         rows.append(CallpathScaling(i, cp.path, cp.name, cp.depth, model, float(measured[i]),
                                     _part(measured_part[i], total_measured), float(fitted[i]), float(predicted[i]),
                                     _part(clipped[i], total_predicted), float(growth),
-                                    growth_of(model.function) if model is not None else None,
+                                    growth_of(law) if model is not None else None,
                                     prior_note((constraints or {}).get(cp.path), experiment.parameters),
                                     _part(branch_measured[i], total_measured),
                                     _part(branch_predicted[i], total_predicted), float(branch_predicted[i]),
-                                    int(measured_at[i])))
+                                    int(measured_at[i]), law))
     return ScalingReport(experiment, metric, info.unit, info.inclusive, measure, reference, ref, goal,
                          total_measured, total_predicted, rows)
 

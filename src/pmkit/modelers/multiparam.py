@@ -16,6 +16,12 @@ Per-series constraints (:class:`pmkit.constraints.Constraint`, from a prior) are
 constant constraint gives the constant model; parameters not allowed leave the search; parameters
 multiply only within a constraint group.  The constraint is stated in the model's notes.
 
+A law that changes along one parameter (:mod:`pmkit.modelers.segmented`) is found on that
+parameter's grid line with the one-parameter test (option ``segments``); each side of the change
+is then modeled as a grid of its own, and the model's function is the side beyond the change — the
+segment that holds towards larger values, which predictions use (``Model.function_at`` gives the
+other side's below the change).
+
 Choices measured here (2 parameters, 5×5 grid {4..64}², 2,000 random functions — half
 ``c0 + c1·f(p)·g(q)``, half ``c0 + c1·f(p) + c2·g(q)``, f, g common or rare, ±2% noise, seed 2;
 exact structure and exponents / prediction at (256, 256) within 2%), with the single-parameter
@@ -35,7 +41,7 @@ search of the time (integer start; the widened start table and relative-error se
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
@@ -45,10 +51,13 @@ from pmkit.constraints import Constraint
 from pmkit.fitting.leastsquares import DesignFit, adjusted_r2, fit_design, left_inverses, loo_predictions, smape
 from pmkit.fitting.maskgroups import group_by_mask
 from pmkit.fitting.refinement import MIN_POINTS, RefineSettings, SingleFits, basis_rows, refine_series
+from pmkit.fitting.segments import MIN_POINTS as SEGMENT_MIN_POINTS
+from pmkit.fitting.segments import find_change_points
 from pmkit.hookspecs import hookimpl
 from pmkit.modelers.search_inputs import OPTIONS, SeriesData, constraint_of, settings_from
+from pmkit.modelers.segment_models import combined_quality
 from pmkit.modelers.single import model_single
-from pmkit.models import Model, ModelSet, Quality
+from pmkit.models import ChangePoint, Model, ModelSet, Quality, Segment
 from pmkit.options import Option, with_defaults
 from pmkit.pmnf import Factor, Function, Term
 from pmkit.series import SeriesBatch
@@ -189,6 +198,7 @@ def model_multiparameter(batch: SeriesBatch, options: dict[str, Any], modeler: s
     count = len(batch)
     settings = settings_from(options)
     results = _Results(count)
+    changes = _Changes(count)
     too_many = len(parameters) > MAX_PARAMETERS
 
     constraints = [constraint_of(batch, i) for i in range(count)]
@@ -204,7 +214,9 @@ def model_multiparameter(batch: SeriesBatch, options: dict[str, Any], modeler: s
             rows = mask.rows[constraint_id[mask.rows] == kind]
             if rows.size:
                 search = _Search(pts, parameters, constraint, settings)
-                search.model_rows(data.values[np.ix_(rows, cols)], rows, lines, results)
+                values = data.values[np.ix_(rows, cols)]
+                search.model_rows(values, rows, lines, results)
+                search.split_rows(values, rows, lines, results, changes, options.get("segments", "auto"))
 
     def make(i: int) -> Model:
         notes = data.notes(i)
@@ -217,10 +229,10 @@ def model_multiparameter(batch: SeriesBatch, options: dict[str, Any], modeler: s
         if results.group_of[i] < 0:
             return Model(batch.callpaths[i], batch.metrics[i], None, Quality(), modeler, options, tuple(notes), 0)
         group = results.groups[results.group_of[i]]
-        q = results.quality[i]
-        return Model(batch.callpaths[i], batch.metrics[i], group.function(int(results.row_in[i])),
-                     Quality(float(q[0]), float(q[1]), float(q[2]), float(q[3])), modeler, options,
-                     group.notes + tuple(notes), int(data.points_present[i]))
+        model = Model(batch.callpaths[i], batch.metrics[i], group.function(int(results.row_in[i])),
+                      results.quality_of(i), modeler, options, group.notes + tuple(notes),
+                      int(data.points_present[i]))
+        return changes.apply(i, model, parameters)
 
     return ModelSet(parameters, count=count, make=make, modeler=modeler)
 
@@ -245,6 +257,38 @@ class _Results:
         self.quality[rows, 1] = fit.smape
         self.quality[rows, 2] = adjusted_r2(fit.rss, tss, n, coefficients)
         self.quality[rows, 3] = fit.loo_smape if n > coefficients else np.nan
+
+    def quality_of(self, i: int) -> Quality:
+        q = self.quality[i]
+        return Quality(float(q[0]), float(q[1]), float(q[2]), float(q[3]))
+
+
+class _Changes:
+    """Per series, the change of law found along one parameter (position ``parameter``, -1: none):
+    the change point, the left side's models (``left``), and each side's number of points and range."""
+
+    def __init__(self, count: int) -> None:
+        self.parameter = np.full(count, -1, dtype=np.int64)
+        self.value = np.full((count, 3), np.nan)
+        self.left = _Results(count)
+        self.sizes = np.zeros((count, 2), dtype=np.int64)
+        self.ranges = np.full((count, 4), np.nan)
+        self.tss = np.full(count, np.nan)
+
+    def apply(self, i: int, model: Model, parameters: tuple[str, ...]) -> Model:
+        """``model`` (the side beyond the change) as a segmented model where series ``i`` changes law."""
+        p = int(self.parameter[i])
+        if p < 0 or self.left.group_of[i] < 0 or model.function is None:
+            return model
+        change, low, high = (float(v) for v in self.value[i])
+        left = self.left.groups[self.left.group_of[i]].function(int(self.left.row_in[i]))
+        lo0, hi0, lo1, hi1 = (float(v) for v in self.ranges[i])
+        segments = (Segment(left, -np.inf, change, (lo0, hi0), self.left.quality_of(i)),
+                    Segment(model.function, change, np.inf, (lo1, hi1), model.quality))
+        n_left, n_right = (int(v) for v in self.sizes[i])
+        coefficients = 2 + len(left.terms) + len(model.function.terms)
+        return replace(model, quality=combined_quality(segments, n_left, n_right, float(self.tss[i]), coefficients),
+                       segments=segments, change_point=ChangePoint(parameters[p], change, low, high))
 
 
 @dataclass
@@ -286,6 +330,48 @@ class _Search:
             members = np.concatenate([order[bounds[g]:bounds[g + 1]] for g in gs])
             local = np.repeat(np.arange(len(gs)), [bounds[g + 1] - bounds[g] for g in gs])
             self.combine(Y[members], rows[members], tss[members], [shapes_of[g] for g in gs], local, results)
+
+    def split_rows(self, Y: np.ndarray, rows: np.ndarray, lines: list[Line | None], results: _Results,
+                   changes: _Changes, mode: str) -> None:
+        """Series whose law changes along one parameter: test each parameter's grid line (8 values or
+        more) for a change, keep per series the parameter where the one law misses most against the two
+        segments, and model each side of that change as a grid of its own — the side beyond it into
+        ``results`` (the model's function), the other into ``changes``."""
+        if mode == "off" or (self.constraint is not None and self.constraint.constant):
+            return
+        where = np.full(len(rows), -1, dtype=np.int64)
+        strongest = np.zeros(len(rows))
+        found = {}
+        for p, line in enumerate(lines):
+            if line is None or line.values.size < SEGMENT_MIN_POINTS or (
+                    self.constraint is not None and not self.constraint.allows(self.parameters[p])):
+                continue
+            along = Y @ line.average.T
+            cp = find_change_points(line.values, along, refine_series(line.values, along, self.settings),
+                                    self.settings, mode)
+            with np.errstate(all="ignore"):
+                ratio = np.where(cp.segmented, np.nan_to_num(cp.one_law_error / cp.segment_error, nan=np.inf), 0.0)
+            better = cp.segmented & (ratio > strongest)
+            where[better], strongest[better] = p, ratio[better]
+            found[p] = cp
+        names = range(len(self.parameters))
+        for p, cp in found.items():
+            mine = np.flatnonzero(where == p)
+            for start in np.unique(cp.right_from[mine]):
+                sel = mine[cp.right_from[mine] == start]
+                right = self.pts[:, p] >= start
+                for side, into in ((~right, changes.left), (right, results)):
+                    pts = self.pts[side]
+                    sub = _Search(pts, self.parameters, self.constraint, self.settings, self.notes)
+                    sub.model_rows(Y[np.ix_(sel, side)], rows[sel], [grid_line(pts, q) for q in names], into)
+                target = rows[sel]
+                changes.parameter[target] = p
+                changes.value[target] = np.stack([cp.change[sel], cp.low[sel], cp.high[sel]], axis=1)
+                changes.sizes[target] = [int((~right).sum()), int(right.sum())]
+                along = self.pts[:, p]
+                changes.ranges[target] = [along[~right].min(), along[~right].max(), along[right].min(),
+                                          along[right].max()]
+                changes.tss[target] = ((Y[sel] - Y[sel].mean(axis=1, keepdims=True)) ** 2).sum(axis=1)
 
     def single_fits(self, Y: np.ndarray, lines: list[Line | None]) -> list[SingleFits | None]:
         """Per parameter the refining search on its grid line, None where it is not allowed or has too

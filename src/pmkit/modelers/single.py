@@ -16,7 +16,7 @@ import numpy as np
 from pmkit.fitting.maskgroups import group_by_mask
 from pmkit.fitting.refinement import RefineSettings, SingleFits, refine_series
 from pmkit.modelers.search_inputs import SeriesData, constraint_of, settings_from
-from pmkit.modelers.segmented import SegmentCollector
+from pmkit.modelers.segment_models import SegmentCollector
 from pmkit.models import Model, ModelSet, Quality
 from pmkit.pmnf import Function, simple_function
 from pmkit.series import SeriesBatch

@@ -14,8 +14,9 @@ from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 from rich.text import Text
 
+from pmkit.models import Model
 from pmkit.scaling import RANKING_SHARE, CallpathScaling, ScalingReport
-from pmkit.ui.quantities import format_point, format_share, format_value, growth_style
+from pmkit.ui.quantities import format_change_point, format_point, format_share, format_value, growth_style
 
 
 def prior_notes(row: CallpathScaling) -> list[str]:
@@ -44,7 +45,18 @@ def model_text(row: CallpathScaling, digits: int = 3) -> Text:
     if row.model.function is None:
         note = row.model.notes[0] if row.model.notes else "no reason given"
         return Text(note if "model" in note else f"no model: {note}", style="dim yellow")
-    return Text(row.model.function.pretty_text(digits))
+    text = Text((row.law or row.model.function).pretty_text(digits))
+    marker = change_marker(row.model)
+    if marker:
+        text.append(f"  {marker}", style="magenta")
+    return text
+
+
+def change_marker(model: Model | None) -> str:
+    """``changes at p ≈ 128`` for a segmented model, else empty."""
+    if model is None or not model.segmented or model.change_point is None:
+        return ""
+    return f"changes at {model.change_point.parameter} ≈ {format_change_point(model.change_point.value)}"
 
 
 def growth_text(row: CallpathScaling) -> Text:

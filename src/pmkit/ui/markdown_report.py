@@ -15,7 +15,8 @@ from pmkit.analysis import Analysis, ContributedTable, InputAnalysis
 from pmkit.detail import CallpathDetail
 from pmkit.findings import Finding
 from pmkit.scaling import RANKING_SHARE, ScalingReport
-from pmkit.ui.call_tree import prior_notes, visible_rows
+from pmkit.ui.call_tree import change_marker, prior_notes, visible_rows
+from pmkit.ui.detail import segment_lines
 from pmkit.ui.plot import MeasurementPlot, plot_data
 from pmkit.ui.quantities import (
     format_cell,
@@ -43,7 +44,8 @@ def _code(text: str) -> str:
 def _model(row) -> str:
     if row.model is None or row.model.function is None:
         return "–"
-    return _code(row.model.function.pretty_text(3))
+    marker = change_marker(row.model)
+    return _code((row.law or row.model.function).pretty_text(3)) + (f" ({marker})" if marker else "")
 
 
 def _growth(row) -> str:
@@ -168,7 +170,9 @@ def _detail(detail: CallpathDetail) -> list[str]:
     model = row.model
     if model is not None and model.function is not None:
         q = model.quality
-        lines += [f"- model: {_code(model.function.pretty_text(4))} (Extra-P: {_code(model.function.extrap_text(6))})",
+        law = row.law or model.function
+        lines += [f"- model: {_code(law.pretty_text(4))} (Extra-P: {_code(law.extrap_text(6))})",
+                  *(f"- {label}: {text}" for label, text in segment_lines(model)),
                   f"- growth: {_growth(row)}, {format_growth_factor(row.growth)} from "
                   f"{format_point(detail.reference)} to {format_point(detail.target)}",
                   f"- quality: SMAPE {format_figure(q.smape, 3, '%')}, adjusted R² {format_r2(q.adjusted_r2)}, "

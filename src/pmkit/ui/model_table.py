@@ -8,7 +8,7 @@ from rich.table import Table
 from rich.text import Text
 
 from pmkit.models import Model
-from pmkit.ui.quantities import format_figure, format_r2
+from pmkit.ui.quantities import format_change_point, format_figure, format_r2
 
 
 def model_table(models: Iterable[Model], *, title: str | None = None, show_metric: bool = True) -> Table:
@@ -24,6 +24,16 @@ def model_table(models: Iterable[Model], *, title: str | None = None, show_metri
     for model in models:
         if model.function is None:
             text = Text(f"no model: {'; '.join(model.notes) or 'unknown reason'}", style="yellow")
+        elif model.segmented and model.change_point is not None:
+            change = model.change_point
+            value = format_change_point(change.value)
+            text = Text()
+            for k, segment in enumerate(model.segments):
+                where = f"{change.parameter} < {value}" if k == 0 else f"{change.parameter} ≥ {value}"
+                text.append(("\n" if k else "") + segment.function.pretty_text())
+                text.append(f"  ({where})", style="magenta")
+            if model.notes:
+                text.append(f"\n{'; '.join(model.notes)}", style="dim")
         else:
             text = Text(model.function.pretty_text())
             if model.notes:
