@@ -35,6 +35,8 @@ MODULES: tuple[tuple[str, str], ...] = (
     ("pmkit.pmnf", "Model functions"),
     ("pmkit.models", "Models and model sets"),
     ("pmkit.findings", "Findings"),
+    ("pmkit.overhead", "Communication overhead of MPI calls (traces)"),
+    ("pmkit.calibration.reference", "Calibration references: t_max and T_f"),
     ("pmkit.constraints", "Constraints from priors"),
     ("pmkit.options", "Plugin options"),
     ("pmkit.errors", "Errors"),

@@ -1,8 +1,8 @@
 """pmkit: empirical performance modeling of parallel programs.
 
 The public SDK: ``read``, ``model``, ``detect``, ``load_prior``, ``analyse`` (all of it at once, as
-``pmkit show`` does), per-process models (``PerProcessModel``, ``predict``), the core types, and
-``hookimpl`` for plugins.
+``pmkit show`` does), per-process models (``PerProcessModel``, ``predict``), the MPI call overheads
+of a trace (``call_overheads``), the core types, and ``hookimpl`` for plugins.
 """
 
 from pmkit.analysis import Analysis
@@ -20,15 +20,20 @@ from pmkit.series import SeriesBatch
 __all__ = [
     "Analysis", "CallTree", "Constraint", "EventTable", "Experiment", "ExperimentBuilder", "Factor", "Finding",
     "Function", "InputError", "Metric", "Model", "ModelSet", "Option", "PerProcessModel", "PmkitError",
-    "Quality", "SeriesBatch", "Term", "UsageError", "analyse", "detect", "hookimpl", "load_prior", "model",
-    "predict", "read",
+    "Quality", "SeriesBatch", "Term", "UsageError", "analyse", "call_overheads", "detect", "hookimpl", "load_prior",
+    "model", "predict", "read",
 ]
 
 
 def __getattr__(name: str) -> object:
-    """``PerProcessModel`` and ``predict`` load on first use, so that ``pmkit --help`` stays fast."""
+    """``PerProcessModel``, ``predict`` and ``call_overheads`` load on first use, so that ``pmkit --help``
+    stays fast."""
     if name in ("PerProcessModel", "predict"):
         from pmkit import perprocess
 
         return getattr(perprocess, name)
+    if name == "call_overheads":
+        from pmkit.overhead import call_overheads
+
+        return call_overheads
     raise AttributeError(f"module 'pmkit' has no attribute {name!r}")

@@ -347,44 +347,129 @@ class ExperimentBuilder:
         return {name: per_point for name, per_point in out.items() if any(a is not None for a in per_point)}
 
 
-EVENT_COLUMNS: Mapping[str, Any] = {
-    "callpath": np.int64,
-    "region": np.int64,
-    "rank": np.int64,
-    "start": np.float64,
-    "duration": np.float64,
-    "bytes": np.float64,
-    "comm_size": np.int64,
-    "peer": np.int64,
+@dataclass(frozen=True)
+class EventColumn:
+    """One column of an :class:`EventTable`: its dtype, the value of a row that has none, and what it holds."""
+
+    dtype: Any
+    missing: Any
+    doc: str
+
+
+EVENT_COLUMNS: Mapping[str, EventColumn] = {
+    "callpath": EventColumn(np.int64, -1, "index into ``callpaths`` of the call's call path (its call site)"),
+    "region": EventColumn(np.int64, -1, "index into ``regions`` of the called function, e.g. MPI_Send"),
+    "rank": EventColumn(np.int64, -1, "MPI rank (in MPI_COMM_WORLD) of the process that made the call"),
+    "location": EventColumn(np.int64, -1, "trace location (thread) that made the call"),
+    "run": EventColumn(np.int64, 0, "index into ``runs``: which run of a study the call belongs to"),
+    "start": EventColumn(np.float64, np.nan, "enter time in seconds since the start of the run's trace"),
+    "end": EventColumn(np.float64, np.nan, "leave time in seconds since the start of the run's trace"),
+    "duration": EventColumn(np.float64, np.nan, "end − start, seconds"),
+    "kind": EventColumn(np.int64, 0, "what the call did, an index into CALL_KINDS (send, receive, n_to_n, ...)"),
+    "bytes": EventColumn(np.float64, np.nan, "the call's message size b in bytes — the count × type size the "
+                                             "program passed (point-to-point: the message length; collectives: "
+                                             "derived from Score-P's recorded sizes, see pmkit.mpi_events; 0 for a "
+                                             "barrier); NaN for calls that communicate nothing (MPI_Comm_rank)"),
+    "bytes_sent": EventColumn(np.float64, 0.0, "bytes the trace records as sent by this call (Score-P's "
+                                               "conventions: Allreduce sends P·b)"),
+    "bytes_received": EventColumn(np.float64, 0.0, "bytes the trace records as received by this call (an "
+                                                   "MPI_Irecv's bytes are received by the call that completes it)"),
+    "comm": EventColumn(np.int64, -1, "communicator id within the run, -1 if the call recorded none"),
+    "comm_size": EventColumn(np.int64, -1, "number of processes in the communicator, -1 if none"),
+    "peer": EventColumn(np.int64, -1, "rank of the partner of a point-to-point call with one message; -1 none, "
+                                      "-2 several"),
+    "tag": EventColumn(np.int64, -1, "message tag of a point-to-point call with one message, else -1"),
+    "root": EventColumn(np.int64, -1, "rank of the root of a rooted collective (Bcast, Reduce, ...), else -1"),
+    "match": EventColumn(np.int64, -1, "row of the partner call of a point-to-point call with one message "
+                                       "(the send for a receive, the receive for a send), -1 if unmatched"),
+    "completion": EventColumn(np.int64, -1, "for MPI_Isend/MPI_Irecv, row of the call that completed the request "
+                                            "(MPI_Wait, MPI_Waitall, ...), -1 if the trace does not record it"),
+    "instance": EventColumn(np.int64, -1, "collective instance: the rows of one collective operation (one call "
+                                          "per participating process) share it; -1 for other calls"),
 }
+"""The columns of an :class:`EventTable`: one row per MPI call instance."""
+
+REQUIRED_EVENT_COLUMNS = ("callpath", "region", "rank", "start", "duration")
+"""Columns an event table cannot be built without; the others default to their ``missing`` value."""
+
+CALL_KINDS = ("other", "send", "receive", "sendrecv", "post", "completion", "n_to_n", "one_to_n", "n_to_one",
+              "collective")
+"""What an MPI call did (the ``kind`` column): ``send``/``receive`` a blocking point-to-point message,
+``sendrecv`` both, ``post`` start a non-blocking one (MPI_Isend, MPI_Irecv), ``completion`` complete
+requests (MPI_Wait, MPI_Test, ...), ``n_to_n`` an all-to-all collective (Allreduce, Alltoall,
+Allgather, Barrier, ...), ``one_to_n`` a broadcast or scatter, ``n_to_one`` a gather or reduce,
+``collective`` another collective (Scan); ``other`` moved no data (MPI_Comm_rank, MPI_Init, ...)."""
+
+MESSAGE_COLUMNS: Mapping[str, EventColumn] = {
+    "send_row": EventColumn(np.int64, -1, "row of the call that sent the message (MPI_Send, MPI_Isend, ...)"),
+    "recv_row": EventColumn(np.int64, -1, "row of the call in which the receive completed (MPI_Recv, or the "
+                                          "MPI_Wait of an MPI_Irecv), -1 if unmatched"),
+    "post_row": EventColumn(np.int64, -1, "row of the MPI_Irecv that posted a non-blocking receive, else -1"),
+    "sender": EventColumn(np.int64, -1, "rank of the sender"),
+    "receiver": EventColumn(np.int64, -1, "rank of the receiver"),
+    "comm": EventColumn(np.int64, -1, "communicator id within the run"),
+    "tag": EventColumn(np.int64, -1, "message tag"),
+    "bytes": EventColumn(np.float64, np.nan, "message length in bytes"),
+    "send_time": EventColumn(np.float64, np.nan, "when the send event was recorded, seconds"),
+    "recv_time": EventColumn(np.float64, np.nan, "when the receive event was recorded (Score-P: at the end of "
+                                                 "the receive), seconds"),
+}
+"""The columns of :attr:`EventTable.messages`: one row per point-to-point message, sends matched to receives."""
+
+
+def _columns(given: dict[str, Any], spec: Mapping[str, EventColumn], required: Sequence[str], what: str
+             ) -> dict[str, np.ndarray]:
+    lengths = {len(v) for v in given.values()}
+    if len(lengths) > 1:
+        raise ValueError(f"{what} columns have different lengths: {sorted(lengths)}")
+    missing = set(required) - set(given)
+    if missing:
+        raise ValueError(f"{what} lacks columns {sorted(missing)}")
+    unknown = set(given) - set(spec)
+    if unknown:
+        raise ValueError(f"{what} has unknown columns {sorted(unknown)}; known: {', '.join(spec)}")
+    n = lengths.pop() if lengths else 0
+    return {name: (np.asarray(given[name], dtype=col.dtype) if name in given else np.full(n, col.missing, col.dtype))
+            for name, col in spec.items()}
 
 
 @dataclass
 class EventTable:
-    """One row per event instance from a trace, columnar.
+    """One row per MPI call instance from a trace, columnar (numpy arrays; columns in :data:`EVENT_COLUMNS`).
 
-    Columns: ``callpath`` (index into ``callpaths``), ``region`` (index into ``regions``),
-    ``rank``, ``start`` and ``duration`` in seconds, ``bytes`` transferred (NaN if none),
-    ``comm_size`` (communicator size, -1 if none) and ``peer`` rank (-1 if none).
+    ``regions`` names the called functions (``region`` indexes it; ``region_roles`` and
+    ``region_paradigms`` give Score-P's role and paradigm of each, e.g. ``POINT2POINT`` and ``MPI``,
+    where the trace records them) and ``callpaths`` the call sites.  ``messages`` holds the
+    point-to-point messages with sends matched to receives (:data:`MESSAGE_COLUMNS`).  ``runs``
+    describes each run of a study (``run`` indexes it): its coordinates, repetition, source file and
+    timer resolution.  Columns not given are filled with
+    their ``missing`` value; :data:`REQUIRED_EVENT_COLUMNS` must be given.
     """
 
     columns: dict[str, np.ndarray]
     regions: list[str]
     callpaths: CallTree
     source: str = ""
+    messages: dict[str, np.ndarray] | None = None
+    runs: list[dict[str, Any]] = field(default_factory=list)
+    region_roles: list[str] = field(default_factory=list)
+    region_paradigms: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        lengths = {len(v) for v in self.columns.values()}
-        if len(lengths) > 1:
-            raise ValueError(f"event columns have different lengths: {sorted(lengths)}")
-        missing = set(EVENT_COLUMNS) - set(self.columns)
-        if missing:
-            raise ValueError(f"event table lacks columns {sorted(missing)}")
-        for name, dtype in EVENT_COLUMNS.items():
-            self.columns[name] = np.asarray(self.columns[name], dtype=dtype)
+        self.columns = _columns(self.columns, EVENT_COLUMNS, REQUIRED_EVENT_COLUMNS, "event table")
+        self.messages = _columns(self.messages or {}, MESSAGE_COLUMNS, (), "message table")
 
     def __len__(self) -> int:
         return len(self.columns["start"])
 
     def __getitem__(self, column: str) -> np.ndarray:
         return self.columns[column]
+
+    def region_names(self) -> np.ndarray:
+        """The called function of every row, as an array of names."""
+        names = np.array([*self.regions, ""], dtype=object)
+        return names[self.columns["region"]]
+
+    def kind_names(self) -> np.ndarray:
+        """The kind of every row (``send``, ``n_to_n``, ...), as an array of names."""
+        return np.array(CALL_KINDS, dtype=object)[self.columns["kind"]]

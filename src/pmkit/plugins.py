@@ -46,6 +46,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "pmkit.readers.extrap_json",
     "pmkit.readers.talpas",
     "pmkit.readers.cube",
+    "pmkit.readers.otf2_trace",
     "pmkit.priors.taint",
     "pmkit.readers.extrap_experiment",
     "pmkit.modelers.refining",
@@ -53,12 +54,14 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "pmkit.modelers.segmented",
     "pmkit.modelers.perprocess",
     "pmkit.detectors.imbalance",
+    "pmkit.detectors.kluge",
 )
 """Modules of the built-in plugins; each has ``@hookimpl(trylast=True)`` register functions."""
 
 READER_PRECEDENCE: tuple[str, ...] = (
     "extrap-experiment",
     "cube",
+    "otf2",
     "extrap-json",
     "extrap-jsonl",
     "talpas",
@@ -67,7 +70,8 @@ READER_PRECEDENCE: tuple[str, ...] = (
 """The order in which the built-in readers sniff an input; the first that recognises it reads it.
 
 Containers first, recognised by their structure (a zip holding ``experiment.json``; a ``.cubex``
-file or a folder of Cube runs), then text formats from the strictest check to the loosest (a JSON
+file or a folder of Cube runs; an OTF2 anchor ``*.otf2``, a run folder holding one or a folder of
+such runs), then text formats from the strictest check to the loosest (a JSON
 object naming Extra-P's keys, JSON Lines records, Talpas records, and last Extra-P text, whose
 check is only its first keyword).  A built-in reader missing here sniffs after these (a test
 fails until it is placed); third-party readers always sniff after every built-in, by package and

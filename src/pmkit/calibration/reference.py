@@ -1,0 +1,187 @@
+"""A calibration reference: ``t_max`` per (operation, processes, bytes) and the function ``T_f(p, b)``.
+
+Paper 004 §8 defines, per MPI function, ``T_f : (p, b) → t_max`` on base points and interpolates
+bilinearly between them.  :func:`interpolate` is that interpolation, kept in one function so that a
+later segmentation (eager/rendezvous protocols change the law at some size) can replace it: within
+each measured process count it interpolates in bytes between the neighbouring base points, then
+linearly in ``p`` between the two neighbouring process counts.  Outside the measured range it
+clamps to the nearest base point and says so.  Bytes are interpolated linearly — chosen by
+measurement, see :data:`BYTES_SCALE`.
+
+A reference is written as versioned JSON (:data:`SCHEMA`); :meth:`Reference.load` reads it back
+and rejects anything else with one line naming the file.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pmkit.calibration.distributions import DEFAULT_Q_MAX, SampleFit, fit_sample
+from pmkit.errors import InputError
+
+SCHEMA = "pmkit.calibration/1"
+
+BYTES_SCALE = "linear"
+"""How ``T_f`` interpolates between message sizes: ``linear`` in bytes, or ``log`` (in log2(1 + b)).
+Measured by leave-one-out on the benchmark's real MPI samples (bench/calibration.py, bench/README.md
+§8: 36 interior sizes of 8 B … 256 KB held out): linear interpolation misses by a median 35 %,
+log-scale interpolation by 49 % — a latency + size/bandwidth law is linear in bytes between
+neighbouring sizes."""
+
+
+@dataclass
+class Group:
+    """The calibration of one (operation, processes, bytes) group."""
+
+    op: str
+    nprocs: int
+    nbytes: float
+    fit: SampleFit
+
+    @property
+    def t_max(self) -> float:
+        return self.fit.t_max
+
+    def to_json(self) -> dict[str, Any]:
+        return {"op": self.op, "nprocs": self.nprocs, "bytes": self.nbytes, **self.fit.to_json()}
+
+
+@dataclass
+class Reference:
+    """``t_max`` of every calibrated group, the settings that made them, and ``T_f`` over them."""
+
+    groups: list[Group]
+    settings: dict[str, Any] = field(default_factory=dict)
+    source: str = ""
+    notes: list[str] = field(default_factory=list)
+    self_calibrated: bool = False
+
+    def ops(self) -> list[str]:
+        return sorted({g.op for g in self.groups})
+
+    def base_points(self, op: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(processes, bytes, t_max) of ``op``'s groups with a finite t_max."""
+        rows = [(g.nprocs, g.nbytes, g.t_max) for g in self.groups if g.op == op and math.isfinite(g.t_max)]
+        if not rows:
+            return np.zeros(0), np.zeros(0), np.zeros(0)
+        p, b, t = (np.array(c, dtype=float) for c in zip(*rows, strict=True))
+        return p, b, t
+
+    def t_max(self, op: str, nprocs: np.ndarray | float, nbytes: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
+        """``T_f(p, b)`` for ``op`` at each (p, b), and whether each was clamped to the measured range.
+
+        NaN where the reference has no base point of ``op``.
+        """
+        p, b = np.broadcast_arrays(np.asarray(nprocs, dtype=float), np.asarray(nbytes, dtype=float))
+        base = self.base_points(op)
+        if not len(base[0]):
+            return np.full(p.shape, np.nan), np.zeros(p.shape, bool)
+        return interpolate(*base, p, np.nan_to_num(b, nan=0.0), BYTES_SCALE)
+
+    def to_json(self) -> dict[str, Any]:
+        from pmkit.distribution import version
+
+        return {"schema": SCHEMA, "pmkit": version(), "source": self.source, "self_calibrated": self.self_calibrated,
+                "settings": dict(self.settings, bytes_scale=BYTES_SCALE), "notes": list(self.notes),
+                "groups": [g.to_json() for g in self.groups]}
+
+    def save(self, path: str | Path) -> None:
+        """Write the JSON reference atomically (a temporary file renamed into place)."""
+        from pmkit.schema import finite_json
+
+        path = Path(path)
+        text = json.dumps(finite_json(self.to_json()), indent=2, allow_nan=False) + "\n"
+        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        try:
+            temporary.write_text(text, encoding="utf-8")
+            os.replace(temporary, path)
+        finally:
+            temporary.unlink(missing_ok=True)
+
+    @classmethod
+    def load(cls, path: str | Path) -> Reference:
+        """Read a reference written by :meth:`save`; InputError naming the file otherwise."""
+        path = Path(path)
+        try:
+            document = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise InputError(path, "no such calibration reference") from None
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise InputError(path, f"is not a readable JSON calibration reference: {exc}") from None
+        if not isinstance(document, dict) or document.get("schema") != SCHEMA:
+            found = document.get("schema") if isinstance(document, dict) else None
+            raise InputError(path, f"is not a pmkit calibration reference (schema {found!r}, expected {SCHEMA!r}); "
+                                   "write one with pmkit calibrate --out")
+        groups = []
+        for i, entry in enumerate(document.get("groups") or []):
+            try:
+                fit = SampleFit(int(entry["n"]), _number(entry.get("min")), _number(entry.get("window")),
+                                str(entry["model"]), _number(entry["t_max"]), notes=list(entry.get("notes") or []))
+                groups.append(Group(str(entry["op"]), int(entry["nprocs"]), float(entry["bytes"]), fit))
+            except (KeyError, TypeError, ValueError) as exc:
+                raise InputError(path, f"group {i + 1} is incomplete or not numeric ({exc})", member="groups") from None
+        if not groups:
+            raise InputError(path, "has no calibrated groups")
+        return cls(groups, dict(document.get("settings") or {}), str(document.get("source") or path),
+                   list(document.get("notes") or []), bool(document.get("self_calibrated")))
+
+
+def _number(value: Any) -> float:
+    return math.nan if value is None else float(value)
+
+
+def interpolate(base_p: np.ndarray, base_b: np.ndarray, base_t: np.ndarray, p: np.ndarray, b: np.ndarray,
+                scale: str = "linear") -> tuple[np.ndarray, np.ndarray]:
+    """``T_f`` at (p, b) from base points (base_p, base_b, base_t): bilinear, clamped (see the module).
+
+    Returns the values and a mask of the points outside the measured range (clamped).  ``scale``
+    ``log`` interpolates in log2(1 + bytes) instead of bytes.
+    """
+    def x(values: np.ndarray) -> np.ndarray:
+        return np.log2(1.0 + np.maximum(values, 0.0)) if scale == "log" else values
+
+    p = np.asarray(p, dtype=float)
+    b = np.asarray(b, dtype=float)
+    levels = np.unique(base_p)
+    values = np.empty((len(levels), *p.shape))
+    outside = np.empty((len(levels), *p.shape), bool)
+    for i, level in enumerate(levels):
+        rows = base_p == level
+        order = np.argsort(base_b[rows])
+        sizes, times = base_b[rows][order], base_t[rows][order]
+        values[i] = np.interp(x(b), x(sizes), times)
+        outside[i] = (b < sizes[0]) | (b > sizes[-1])
+    low = np.clip(np.searchsorted(levels, p, side="right") - 1, 0, len(levels) - 1)
+    high = np.minimum(low + 1, len(levels) - 1)
+    span = levels[high] - levels[low]
+    weight = np.where(span > 0, np.clip((p - levels[low]) / np.where(span > 0, span, 1.0), 0.0, 1.0), 0.0)
+    index = np.indices(p.shape)
+    out = (1 - weight) * values[(low, *index)] + weight * values[(high, *index)]
+    clamped = (p < levels[0]) | (p > levels[-1]) | outside[(low, *index)] | ((weight > 0) & outside[(high, *index)])
+    return out, clamped
+
+
+def calibrate(samples: Iterable[tuple[str, int, float, np.ndarray]], *, q_max: float = DEFAULT_Q_MAX,
+              alpha: float = 0.05, window: float | None = None, resolution: float = 1e-9, critical: str = "exact",
+              source: str = "", self_calibrated: bool = False) -> Reference:
+    """A reference from samples (op, processes, bytes, times in seconds), one :func:`fit_sample` each."""
+    groups = [Group(op, int(p), float(b), fit_sample(times, q_max=q_max, alpha=alpha, window=window,
+                                                      resolution=resolution, critical=critical))
+              for op, p, b, times in samples]
+    groups.sort(key=lambda g: (g.op, g.nprocs, g.nbytes))
+    settings = {"q_max": q_max, "alpha": alpha, "window": "auto" if window is None else window,
+                "timer_resolution": resolution, "critical": critical}
+    notes = []
+    empirical = [g for g in groups if g.fit.model == "empirical"]
+    if empirical:
+        notes.append(f"{len(empirical)} of {len(groups)} groups use the empirical {q_max:g} quantile: both models "
+                     "were rejected or the sample was too small")
+    return Reference(groups, settings, source, notes, self_calibrated)
