@@ -10,9 +10,11 @@ fits from the search:
    is the candidate;
 2. the law changes when no single law comes close: the one-law model must miss the values
    :data:`ONE_LAW_RATIO` times more than the two segments do (and by at least
-   :data:`MATERIAL_ERROR`), and so must every smooth two-term law ``c0 + a·t1(x) + b·t2(x)`` with
-   ``a, b > 0`` (:data:`SMOOTH_RATIO`; terms from :func:`smooth_terms`) — a sum of two positive
-   costs, which the one-term search cannot express, bends smoothly where segments break;
+   :data:`MATERIAL_ERROR`), and every smooth two-term law ``c0 + a·t1(x) + b·t2(x)`` with
+   ``a, b > 0`` :data:`SMOOTH_RATIO` times more (terms from :func:`smooth_terms`) — a sum of two
+   positive costs, which the one-term search cannot express, bends smoothly where segments break.
+   Errors are compared per degree of freedom (:data:`PARAMETERS`), so that few points, which
+   flexible models fit closely, do not favour the segments;
 3. the change point is where the two laws meet between the last point of the left part and the first
    of the right one (or half way between them, on the points' scale, where they do not meet); its
    interval spans the splits whose error is within :data:`INTERVAL_FACTOR` of the best one.
@@ -35,9 +37,12 @@ MIN_SIDE = 4
 MIN_POINTS = 2 * MIN_SIDE
 """Series with fewer points are never split: both segments need :data:`MIN_SIDE` points."""
 ONE_LAW_RATIO = 2.0
-"""The one-law model's RMS relative error must be this many times the two segments'."""
-SMOOTH_RATIO = 2.0
-"""...and so must the best smooth two-term law's (positive coefficients, see :func:`smooth_terms`)."""
+"""The one-law model's error per degree of freedom must be this many times the two segments'."""
+SMOOTH_RATIO = 1.75
+"""...and the best smooth two-term law's (positive coefficients, see :func:`smooth_terms`) this many times."""
+PARAMETERS = {"one law": 3, "segments": 6, "smooth": 5}
+"""What each model fits, for its error per degree of freedom (``RSS / (n - p)``): coefficients and
+exponents — the one law 2 + 1, two segments 4 + 2, a two-term law 3 + 2."""
 MATERIAL_ERROR = 0.01
 """A one-law model that misses the values by less than this (RMS relative error) is kept."""
 INTERVAL_FACTOR = 1.5
@@ -50,6 +55,8 @@ MODES = ("auto", "off", "always")
 enough points is split at its best change point."""
 NULL_CHUNK = 2_000
 """Series per chunk of the two-term test (bounds its series × pairs temporaries)."""
+PAIR_BLOCK = 128
+"""Pairs of terms per block of the two-term test (series that a block explains stop there)."""
 
 
 @dataclass
@@ -97,62 +104,76 @@ def relative_error(x: np.ndarray, Y: np.ndarray, fits: SingleFits) -> np.ndarray
 
 
 @lru_cache(maxsize=8)
-def smooth_terms(domain: str) -> tuple[tuple[float, float], ...]:
-    """The terms ``(α, β)`` of ``x^α·log2^β(x)`` the smooth two-term laws are made of, for parameter
-    values that are all ``"≥1"``: α ≤ 3 with denominator ≤ 3, β ≤ 2, and the falling ``x^(-γ)`` of
-    strong scaling; all ``">0"``: no log terms (as the search); otherwise the integer powers 1..3."""
+def smooth_terms(domain: str) -> tuple[tuple[float, float, int], ...]:
+    """The terms ``(α, β, level)`` of ``x^α·log2^β(x)`` the smooth two-term laws are made of, for
+    parameter values that are all ``"≥1"``: α ≤ 3 with denominator ≤ 3, β ≤ 2, and the falling
+    ``x^(-γ)`` of strong scaling; all ``">0"``: no log terms (as the search); otherwise the integer
+    powers 1..3.  ``level`` (denominator − 1, plus 1 for a log factor or a falling term) orders the
+    pairs from the most common laws on."""
     alphas = sorted({Fraction(n, d) for d in (1, 2, 3) for n in range(0, 3 * d + 1)})
     if domain not in ("≥1", ">0"):
-        return tuple((float(a), 0.0) for a in alphas if a.denominator == 1 and a > 0)
+        return tuple((float(a), 0.0, 0) for a in alphas if a.denominator == 1 and a > 0)
     logs = (0, 1, 2) if domain == "≥1" else (0,)
-    grow = [(float(a), float(b)) for a in alphas for b in logs if (a, b) != (0, 0)]
-    fall = [(-g, 0.0) for g in (1 / 3, 1 / 2, 2 / 3, 1.0, 3 / 2, 2.0, 3.0)]
+    grow = [(float(a), float(b), a.denominator - 1 + (b > 0)) for a in alphas for b in logs if (a, b) != (0, 0)]
+    fall = [(-float(g), 0.0, g.denominator) for g in (Fraction(v) for v in ("1/3", "1/2", "2/3", "1", "3/2", "2", "3"))]
     return tuple(grow + fall)
 
 
-def smooth_error(x: np.ndarray, Y: np.ndarray) -> np.ndarray:
+def smooth_error(x: np.ndarray, Y: np.ndarray, enough: np.ndarray | None = None) -> np.ndarray:
     """Per series, the RMS relative error of the best ``c0 + a·t1 + b·t2`` with ``a, b > 0`` (terms from
     :func:`smooth_terms`), fitted by relative least squares; inf where no pair has positive coefficients.
 
     Every pair of terms is one shared 3-column design: its weighted normal equations come from one
     matrix product over all pairs, and Cramer's rule solves them; the weighted residual follows
-    from the normal equations (``Σw·y² - c·r``, with ``Σw·y² = n`` for weights ``1/y²``).
+    from the normal equations (``Σw·y² - c·r``, with ``Σw·y² = n`` for weights ``1/y²``).  With
+    ``enough`` (per series), pairs are tried in blocks from the most common laws on and a series
+    stops once some pair's error is at most its ``enough``: what the test needs to know.
     """
     n = x.size
     largest = np.abs(Y).max(axis=1, keepdims=True)
     Ys = Y / np.where(largest > 0, largest, 1.0)
     domain = "≥1" if (x >= 1).all() else ">0" if (x > 0).all() else "any"
+    terms = smooth_terms(domain)
     with np.errstate(all="ignore"):
         w = np.where(Ys != 0, 1.0 / (Ys * Ys), 0.0)
         logs = np.log2(np.where(x > 0, x, 1.0))
-        B = np.stack([np.power(x, a) * (logs ** b if b else 1.0) for a, b in smooth_terms(domain)])
+        B = np.stack([np.power(x, a) * (logs ** b if b else 1.0) for a, b, _ in terms])
     i, j = np.triu_indices(len(B), k=1)
-    ones = np.ones((i.size, n))
-    products = np.stack([ones, B[i], B[j], B[i] * B[i], B[i] * B[j], B[j] * B[j]], axis=1)
-    products = products.reshape(-1, n).T
-    columns = np.stack([ones, B[i], B[j]], axis=1).reshape(-1, n).T
-    valid_basis = np.isfinite(products).all(axis=0).reshape(-1, 6).all(axis=1)
-    products = np.where(np.isfinite(products), products, 0.0)
-    columns = np.where(np.isfinite(columns), columns, 0.0)
+    levels = np.array([t[2] for t in terms])
+    order = np.argsort(levels[i] + levels[j], kind="stable")
+    i, j = i[order], j[order]
     best = np.full(len(Y), np.inf)
-    for start in range(0, len(Y), NULL_CHUNK):
-        part = slice(start, start + NULL_CHUNK)
-        ww, yy = w[part], Ys[part]
-        A = (ww @ products).reshape(len(ww), -1, 6)
-        r = ((ww * yy) @ columns).reshape(len(ww), -1, 3)
-        a11, a12, a13, a22, a23, a33 = (A[..., k] for k in range(6))
-        r1, r2, r3 = r[..., 0], r[..., 1], r[..., 2]
-        m11, m12, m13 = a22 * a33 - a23 * a23, a12 * a33 - a23 * a13, a12 * a23 - a22 * a13
-        det = a11 * m11 - a12 * m12 + a13 * m13
-        with np.errstate(all="ignore"):
-            c0 = (r1 * m11 - a12 * (r2 * a33 - a23 * r3) + a13 * (r2 * a23 - a22 * r3)) / det
-            c1 = (a11 * (r2 * a33 - a23 * r3) - r1 * m12 + a13 * (a12 * r3 - r2 * a13)) / det
-            c2 = (a11 * (a22 * r3 - r2 * a23) - a12 * (a12 * r3 - r2 * a13) + r1 * m13) / det
-            residual = (ww * yy * yy).sum(axis=1)[:, None] - (c0 * r1 + c1 * r2 + c2 * r3)
-            ok = (valid_basis[None, :] & np.isfinite(residual) & (c1 > 0) & (c2 > 0)
-                  & (np.abs(det) > 1e-10 * np.abs(a11 * a22 * a33)))
-            error = np.where(ok, np.sqrt(np.maximum(residual, 0.0) / n), np.inf)
-        best[part] = error.min(axis=1)
+    weighted_square = (w * Ys * Ys).sum(axis=1)
+    for first in range(0, i.size, PAIR_BLOCK):
+        bi, bj = i[first:first + PAIR_BLOCK], j[first:first + PAIR_BLOCK]
+        live = np.arange(len(Y)) if enough is None else np.flatnonzero(~(best <= enough))
+        if live.size == 0:
+            break
+        ones = np.ones((bi.size, n))
+        products = np.stack([ones, B[bi], B[bj], B[bi] * B[bi], B[bi] * B[bj], B[bj] * B[bj]], axis=1)
+        products = products.reshape(-1, n).T
+        columns = np.stack([ones, B[bi], B[bj]], axis=1).reshape(-1, n).T
+        valid = np.isfinite(products).all(axis=0).reshape(-1, 6).all(axis=1)
+        products = np.where(np.isfinite(products), products, 0.0)
+        columns = np.where(np.isfinite(columns), columns, 0.0)
+        for start in range(0, live.size, NULL_CHUNK):
+            rows = live[start:start + NULL_CHUNK]
+            ww, yy = w[rows], Ys[rows]
+            A = (ww @ products).reshape(rows.size, -1, 6)
+            r = ((ww * yy) @ columns).reshape(rows.size, -1, 3)
+            a11, a12, a13, a22, a23, a33 = (A[..., k] for k in range(6))
+            r1, r2, r3 = r[..., 0], r[..., 1], r[..., 2]
+            m11, m12, m13 = a22 * a33 - a23 * a23, a12 * a33 - a23 * a13, a12 * a23 - a22 * a13
+            det = a11 * m11 - a12 * m12 + a13 * m13
+            with np.errstate(all="ignore"):
+                c0 = (r1 * m11 - a12 * (r2 * a33 - a23 * r3) + a13 * (r2 * a23 - a22 * r3)) / det
+                c1 = (a11 * (r2 * a33 - a23 * r3) - r1 * m12 + a13 * (a12 * r3 - r2 * a13)) / det
+                c2 = (a11 * (a22 * r3 - r2 * a23) - a12 * (a12 * r3 - r2 * a13) + r1 * m13) / det
+                residual = weighted_square[rows, None] - (c0 * r1 + c1 * r2 + c2 * r3)
+                ok = (valid[None, :] & np.isfinite(residual) & (c1 > 0) & (c2 > 0)
+                      & (np.abs(det) > 1e-10 * np.abs(a11 * a22 * a33)))
+                error = np.where(ok, np.sqrt(np.maximum(residual, 0.0) / n), np.inf)
+            best[rows] = np.fmin(best[rows], error.min(axis=1))
     return best
 
 
@@ -223,11 +244,15 @@ def find_change_points(x: np.ndarray, Y: np.ndarray, one_law: SingleFits, settin
     if mode == "always":
         chosen = np.arange(rows.size)
     else:
-        chosen = np.flatnonzero(out.one_law_error[rows] >= ONE_LAW_RATIO * best_error)
+        per_dof = {name: np.sqrt(n / (n - p)) for name, p in PARAMETERS.items()}
+        segmented = best_error * per_dof["segments"]
+        chosen = np.flatnonzero(out.one_law_error[rows] * per_dof["one law"] >= ONE_LAW_RATIO * segmented)
         if chosen.size:
-            smooth = smooth_error(xs, Ys[rows[chosen]])
+            # only whether some two-term law comes within the threshold matters: stop there
+            enough = SMOOTH_RATIO * segmented[chosen] / per_dof["smooth"]
+            smooth = smooth_error(xs, Ys[rows[chosen]], enough * (1 - 1e-12))
             out.smooth_error[rows[chosen]] = smooth
-            chosen = chosen[smooth >= SMOOTH_RATIO * best_error[chosen]]
+            chosen = chosen[smooth * per_dof["smooth"] >= SMOOTH_RATIO * segmented[chosen]]
     if chosen.size == 0:
         return out
     split_of = splits[best[chosen]]

@@ -15,7 +15,7 @@ import numpy as np
 
 from pmkit.fitting.leastsquares import adjusted_r2
 from pmkit.fitting.refinement import RefineSettings, SingleFits
-from pmkit.fitting.segments import ChangePoints, copy_rows, find_change_points
+from pmkit.fitting.segments import MIN_POINTS, ChangePoints, copy_rows, find_change_points
 from pmkit.models import ChangePoint, Model, Quality, Segment
 from pmkit.pmnf import Function
 
@@ -30,23 +30,26 @@ class SegmentCollector:
 
     def __init__(self, count: int, parameter: str, mode: str,
                  function_of: Callable[[SingleFits, int, str], Function]) -> None:
+        self.count = count
         self.parameter = parameter
         self.mode = mode
         self.function_of = function_of
-        self.found = ChangePoints.none(count)
-        self.points = np.zeros((count, 2), dtype=np.int64)
-        self.ranges = np.full((count, 4), np.nan)
-        self.tss = np.full(count, np.nan)
+        self.found: ChangePoints | None = None  # allocated at the first change found
 
     def add(self, rows: np.ndarray, x: np.ndarray, Y: np.ndarray, one_law: SingleFits,
             settings: RefineSettings) -> np.ndarray:
         """Test the ``rows`` (values ``Y`` at ``x``, their one-law fits ``one_law``); which were split."""
-        if self.mode == "off" or rows.size == 0:
+        if self.mode == "off" or rows.size == 0 or x.size < MIN_POINTS:
             return np.zeros(rows.size, dtype=bool)
         found = find_change_points(x, Y, one_law, settings, self.mode)
         hit = np.flatnonzero(found.segmented)
         if hit.size == 0:
             return found.segmented
+        if self.found is None:
+            self.found = ChangePoints.none(self.count)
+            self.points = np.zeros((self.count, 2), dtype=np.int64)
+            self.ranges = np.full((self.count, 4), np.nan)
+            self.tss = np.full(self.count, np.nan)
         target = rows[hit]
         for name in ("segmented", "right_from", "change", "low", "high", "one_law_error", "segment_error",
                      "smooth_error"):
@@ -67,7 +70,7 @@ class SegmentCollector:
 
     def apply(self, i: int, model: Model) -> Model:
         """``model`` as a segmented model where series ``i`` was split, else unchanged."""
-        if not self.found.segmented[i] or model.function is None:
+        if self.found is None or not self.found.segmented[i] or model.function is None:
             return model
         f = self.found
         left_fn = self.function_of(f.left, i, self.parameter)

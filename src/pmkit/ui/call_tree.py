@@ -47,8 +47,8 @@ def model_text(row: CallpathScaling, digits: int = 3) -> Text:
         return Text(note if "model" in note else f"no model: {note}", style="dim yellow")
     text = Text((row.law or row.model.function).pretty_text(digits))
     marker = change_marker(row.model)
-    if marker:
-        text.append(f"  {marker}", style="magenta")
+    if marker:  # on a line of its own, so that a narrow column does not break it
+        text.append(f"\n{marker}", style="magenta")
     return text
 
 
