@@ -13,7 +13,9 @@ threads), pmkit's model time (warm), then end to end in a new process each — p
 ``pmkit.model(pmkit.read(DIR))`` and ``extrap --cube DIR`` (Extra-P's default modeler; a separate
 interpreter because Extra-P pins numpy<2) — and their ratio, and checks both read the same call
 paths.  ``--breakdown`` adds Extra-P's own load and model times measured inside its process.  Extra-P's interpreter is
-``$PMKIT_EXTRAP_PYTHON`` or ``/tmp/extrap-venv/bin/python``.
+``$PMKIT_EXTRAP_PYTHON`` or ``/tmp/extrap-venv/bin/python``.  ``--load-only`` times pmkit's serial load
+alone (median and minimum of seven reads after a warm-up, CPU and wall), e.g. to compare two versions
+of the reader: ``PYTHONPATH=OLD/src python bench/cube_load.py --study generated --keep DIR --load-only``.
 """
 
 from __future__ import annotations
@@ -153,6 +155,24 @@ def check_values(folder: Path) -> str:
 _PMKIT_COLD = "import sys, pmkit; pmkit.model(pmkit.read(sys.argv[1]))"
 
 
+def load_only(folder: Path, label: str) -> None:
+    """Serial load time alone: median and minimum of seven reads after one warm-up."""
+    import statistics
+
+    import pmkit
+    from pmkit.readers.cube import read_cube
+
+    read_cube(folder, jobs=1)
+    cpu, wall = [], []
+    for _ in range(7):
+        start, start_cpu = time.perf_counter(), time.process_time()
+        read_cube(folder, jobs=1)
+        wall.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - start_cpu)
+    print(f"{label} ({Path(pmkit.__file__).parents[1]}): serial load cpu median {statistics.median(cpu):.3f} s "
+          f"(min {min(cpu):.3f}), wall median {statistics.median(wall):.3f} s (min {min(wall):.3f})")
+
+
 def bench(folder: Path, label: str, breakdown: bool, check: bool = False) -> None:
     import pmkit
     from pmkit.readers.cube import read_cube
@@ -204,10 +224,13 @@ def main() -> None:
                         "(runs Extra-P a second time)")
     parser.add_argument("--check-values", action="store_true", help="compare every per-point value with Extra-P's "
                         "(runs Extra-P's reader twice more)")
+    parser.add_argument("--load-only", action="store_true", help="time pmkit's serial load alone")
     args = parser.parse_args()
+    run = (lambda folder, label: load_only(folder, label)) if args.load_only else \
+        (lambda folder, label: bench(folder, label, args.breakdown, args.check_values))
     if args.study in ("mm", "both"):
         if MM_SINGLE.is_dir():
-            bench(MM_SINGLE, "extrap-mm-single (real Score-P study)", args.breakdown, args.check_values)
+            run(MM_SINGLE, "extrap-mm-single (real Score-P study)")
         else:
             print(f"skipping extrap-mm-single: {MM_SINGLE} is absent", file=sys.stderr)
     if args.study in ("generated", "both"):
@@ -216,7 +239,7 @@ def main() -> None:
             if not any(folder.glob("*/profile.cubex")):
                 _, t_gen = _timed(generate_study, folder)
                 print(f"(generated 50 runs × 500 call paths × 10 metrics × 64 locations in {t_gen:.1f} s)")
-            bench(folder, "generated study", args.breakdown, args.check_values)
+            run(folder, "generated study")
 
 
 if __name__ == "__main__":

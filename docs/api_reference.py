@@ -30,6 +30,7 @@ OUTPUT = Path(__file__).resolve().with_name("api.md")
 
 MODULES: tuple[tuple[str, str], ...] = (
     ("pmkit.sdk", "The SDK verbs"),
+    ("pmkit.comparison", "Comparing two studies"),
     ("pmkit.experiment", "Experiments and how readers build them"),
     ("pmkit.series", "What a modeler receives"),
     ("pmkit.pmnf", "Model functions"),

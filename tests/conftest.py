@@ -66,3 +66,10 @@ def pmkit_cli(capsys, monkeypatch, builtin_registry):
         return subprocess.CompletedProcess(list(args), code, captured.out, captured.err)
 
     return run
+
+
+@pytest.fixture(scope="session")
+def shared_data_if_present() -> Path | None:
+    """The folder of real tool outputs, or None where it is absent (for tests that also run without it)."""
+    path = shared_data_dir()
+    return path if path.is_dir() else None

@@ -151,6 +151,7 @@ def test_tree_options(study, capsys):
     (["--at", "q=3"], "--at names parameter 'q'"),
     (["--metric", "time", "--metric", "bytes"], "one metric at a time"),
     (["--min-share", "150"], "--min-share"),
+    (["--json", "--markdown"], "--json and --markdown are two formats of the same output; choose one"),
     (["--prior", "x.json", "--prior-name", "nope"], "no prior named 'nope'"),
 ])
 def test_usage_errors(study, capsys, args, message):
@@ -338,3 +339,32 @@ def test_detail_compares_with_models_stored_in_an_extrap_file(capsys):
     (stored,) = detail["stored_models"]
     assert stored["set"] == "Extra-P default" and stored["text"].startswith("1.10")
     assert stored["prediction_at_target"] == pytest.approx(1.04e-5, rel=0.01)
+
+
+def test_help_explains_the_options_and_the_columns(pmkit_cli):
+    """--metric says what it does in each command; no option cites a paper; show's help has a legend."""
+    show = pmkit_cli("show", "--help", columns=200).stdout
+    model = pmkit_cli("model", "--help", columns=200).stdout
+    assert "the metric to show, once" in show and "repeatable" not in show.split("--metric")[1].split("--")[0]
+    assert "model only this metric (repeatable" in model
+    for name in ("model", "show", "plugins", "taint-filter"):
+        text = pmkit_cli(name, "--help", columns=200).stdout
+        assert "paper" not in text.lower() and "§" not in text, name
+    legend = " ".join(show.split())
+    for column in ("share now — the call path's part of the total at the largest measured point",
+                   "share then — its part of the predicted total", "× — predicted ÷ fitted",
+                   "the tree gives up the model column first"):
+        assert column in legend
+
+
+def test_counts_render_without_a_unit(tmp_path, pmkit_cli):
+    from pmkit.testing.example_study import generate
+
+    generate(tmp_path / "s", processes=(8, 27, 64, 125, 216), repetitions=1)
+    result = pmkit_cli("show", tmp_path / "s", "--metric", "visits", "--min-share", "0", columns=120)
+    assert result.returncode == 0, result.stderr
+    tree = result.stdout.split("Call tree")[1]
+    assert "occ" not in tree and "#" not in tree.split("Fastest")[0]
+    assert re.search(r"\s100\s+\d", result.stdout)  # 100 visits per time step, written as a plain count
+    sent = pmkit_cli("show", tmp_path / "s", "--metric", "bytes_sent", "--min-share", "0", columns=120)
+    assert re.search(r"\d+(\.\d+)? [kMG]B\s", sent.stdout)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pmkit.errors import InputError
 from pmkit.experiment import CallTree, EventTable, Experiment, ExperimentBuilder, Metric, reduce_repetitions
@@ -106,3 +108,86 @@ def test_event_table_checks_columns():
     cols["peer"] = np.zeros(2)
     with pytest.raises(ValueError, match="different lengths"):
         EventTable(cols, [], CallTree())
+
+
+def _old_layout(cells: list[tuple[int, int, list[float]]], n_cp: int, n_pt: int) -> np.ndarray:
+    """How ExperimentBuilder laid values out before it had blocks: a dict of lists per cell."""
+    by_cell: dict[tuple[int, int], list[float]] = {}
+    for cp, pt, vals in cells:
+        by_cell.setdefault((cp, pt), []).extend(vals)
+    reps = max((len(v) for v in by_cell.values()), default=0)
+    arr = np.full((n_cp, n_pt, max(reps, 1)), np.nan)
+    for (cp, pt), vals in by_cell.items():
+        arr[cp, pt, : len(vals)] = vals
+    return arr
+
+
+CELL = st.tuples(st.integers(0, 3), st.integers(0, 2),
+                 st.lists(st.one_of(st.floats(-1e6, 1e6), st.just(float("nan"))), max_size=3))
+
+
+@settings(max_examples=80, deadline=None)
+@given(batches=st.lists(st.tuples(st.booleans(), st.lists(CELL, max_size=6)), min_size=1, max_size=5))
+def test_blocks_and_single_values_lay_out_as_before(batches):
+    """add_block and add_values, interleaved, give what per-value adding always gave."""
+    paths = ["main", "main->a", "main->b", "c"]
+    single = ExperimentBuilder(["p"], source="x")
+    bulk = ExperimentBuilder(["p"], source="x")
+    for b in (single, bulk):
+        for p in (1, 2, 4):
+            b.add_point([p])
+        for path in paths:
+            b.callpaths.add(path)
+        b.add_metric("time")
+    cells = []
+    for as_block, entries in batches:
+        cells += entries
+        for cp, pt, vals in entries:
+            single.add_values(paths[cp], "time", pt, vals)
+        if as_block:
+            bulk.add_block("time", [e[0] for e in entries], [e[1] for e in entries],
+                           [v for e in entries for v in e[2]], [len(e[2]) for e in entries])
+        else:
+            for cp, pt, vals in entries:
+                bulk.add_values(paths[cp], "time", pt, vals)
+    if not cells:
+        with pytest.raises(InputError, match="no measured values"):
+            bulk.build()
+        return
+    expected = _old_layout(cells, 4, 3)
+    for builder in (single, bulk):
+        np.testing.assert_array_equal(builder.build().measurements["time"], expected)
+
+
+def test_add_block_checks_its_arrays():
+    b = ExperimentBuilder(["p"])
+    b.add_point([1])
+    b.callpaths.add("main")
+    with pytest.raises(ValueError, match="counts add up to 2"):
+        b.add_block("time", [0], [0], [1.0], [2])
+    with pytest.raises(ValueError, match="call path index out of range"):
+        b.add_block("time", [1], [0], [1.0])
+    with pytest.raises(ValueError, match="point index out of range"):
+        b.add_block("time", [0], [3], [1.0])
+    with pytest.raises(ValueError, match="differ in length"):
+        b.add_block("time", [0, 0], [0], [1.0, 2.0])
+    b.add_block("time", [0, 0], [0, 0], [1.0, 2.0, 3.0], [2, 1])
+    assert b.build().measurements["time"][0, 0].tolist() == [1.0, 2.0, 3.0]
+
+
+PATH = st.lists(st.sampled_from(["a", "b", "MPI_Send"]), min_size=1, max_size=4).map("->".join)
+
+
+@settings(max_examples=100, deadline=None)
+@given(paths=st.lists(st.one_of(PATH, st.sampled_from(["->a", "a->", "a->->b", ""])), max_size=8))
+def test_add_many_builds_the_tree_add_builds(paths):
+    one, many = CallTree(), CallTree()
+    try:
+        expected = [one.add(p) for p in paths]
+    except ValueError:
+        with pytest.raises(ValueError, match="empty region name"):
+            many.add_many(paths)
+        return
+    assert many.add_many(paths).tolist() == expected
+    assert list(many) == list(one)
+    assert [many.children(i) for i in range(len(many))] == [one.children(i) for i in range(len(one))]

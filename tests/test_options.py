@@ -84,3 +84,41 @@ def test_an_option_no_detector_declares_is_refused():
         route_options({"kluge": DETECTORS["kluge"]}, {"nope.q": "1"}, "detector")
     with pytest.raises(UsageError, match="no detector that runs has an option reference; their options: none"):
         route_options({}, {"reference": "x"}, "detector")
+
+
+BOUNDED = (
+    Option("factor", float, 1.5, "a factor", minimum=1.0),
+    Option("share", float, 0.1, "a share", minimum=0.0, maximum=1.0),
+    Option("jobs", int, 0, "workers", minimum=0),
+    Option("shift", float, 0.0, "any finite number"),
+)
+
+
+@pytest.mark.parametrize(("given", "message"), [
+    ({"factor": "nan"}, "option factor: nan is not a finite number; give a number of at least 1"),
+    ({"factor": "inf"}, "option factor: inf is not a finite number"),
+    ({"factor": "-1e999"}, "option factor: -inf is not a finite number"),
+    ({"factor": "0.5"}, "option factor: 0.5 is out of range; give a number of at least 1"),
+    ({"factor": float("nan")}, "not a finite number"),
+    ({"share": 1.5}, "option share: 1.5 is out of range; give a number from 0 to 1"),
+    ({"jobs": "-2"}, "option jobs: -2 is out of range; give a number of at least 0"),
+    ({"shift": "-inf"}, "option shift: -inf is not a finite number$"),
+])
+def test_out_of_range_values_are_usage_errors(given, message):
+    with pytest.raises(UsageError, match=message):
+        resolve_options(BOUNDED, given, "modeler x")
+
+
+def test_in_range_values_pass():
+    values = resolve_options(BOUNDED, {"factor": "1", "share": 1, "jobs": 3, "shift": "-7.5"}, "m")
+    assert values == {"factor": 1.0, "share": 1.0, "jobs": 3, "shift": -7.5}
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-1", "0.5"])
+def test_modeler_options_refuse_nan_negative_and_infinite(value):
+    """The built-in modelers' factors are at least 1 and finite (issue 19 §5)."""
+    from pmkit.modelers.search_inputs import OPTIONS
+
+    for name in ("acceptance", "termination", "nonconstancy"):
+        with pytest.raises(UsageError, match=f"option {name}: "):
+            resolve_options(OPTIONS, {name: value}, "modeler refining")

@@ -198,7 +198,11 @@ def test_call_tree_depth_sort_and_min_share(sample):
     assert by_name.index("├ init") < by_name.index("├ io") < by_name.index("└ solve")
     assert by_name.index("MPI_Allreduce") < by_name.index("compute") < by_name.index("halo")
     by_growth = render(call_tree_view(report, sort="growth"), 120)
-    assert by_growth.index("init") < by_growth.index("solve")  # ×3.9 before ×1.1
+    # by the fastest growth in each branch, as the default sort uses the branch's share: solve (its halo
+    # grows like p^1.5) before init (p), though solve's own model (log p) grows slower than init's
+    assert by_growth.index("solve") < by_growth.index("init")
+    assert by_growth.index("halo") < by_growth.index("MPI_Allreduce") < by_growth.index("compute")
+    assert "siblings sorted by their branch's fastest growth" in " ".join(by_growth.split())
 
 
 @pytest.mark.parametrize("width", [80, 160])
@@ -330,8 +334,10 @@ def test_markdown_report(sample):
 
 @pytest.mark.parametrize(("value", "unit", "text"), [
     (0.01234, "s", "12.3 ms"), (2.5, "s", "2.50 s"), (3.2e-6, "s", "3.20 µs"), (0.0, "s", "0 s"),
-    (4.2e9, "bytes", "4.20 Gbytes"), (1234.0, "", "1.23 k"), (math.nan, "s", "–"), (0.4641, "", "0.464"),
-    (0.00694, "", "0.00694"), (12.0, "", "12"),
+    (4.2e9, "bytes", "4.20 GB"), (512, "bytes", "512 B"), (1234.0, "", "1.23 k"), (math.nan, "s", "–"),
+    (0.4641, "", "0.464"), (0.00694, "", "0.00694"), (12.0, "", "12"),
+    (16200.0, "#", "16.2 k"), (16200.0, "occ", "16.2 k"), (300.0, "occ", "300"),  # counts: no unit after the prefix
+    (99.97e-6, "sec", "100 µs"), (999.7e-6, "s", "1.00 ms"), (9.9996, "s", "10.0 s"),  # rounded before the prefix
 ])
 def test_format_value(value, unit, text):
     assert format_value(value, unit) == text
@@ -424,3 +430,58 @@ def test_a_contributed_table_is_rendered_by_every_view(sample):
     (shown,) = json.loads(json.dumps(show_document(analysis)))["show"]
     assert shown["tables"] == [{"title": "Kernels at the target", "columns": ["kernel", "CPI", "memory time"],
                                 "units": ["", "", "s"], "rows": [["stencil", 1.25, 0.0123], ["halo", 0.8, 2.5]]}]
+
+
+def _spiky():
+    """A study whose ``main->spiky`` has one point three times off its law: the modeler leaves it out."""
+    builder = ExperimentBuilder(["p"], source="spiky.txt")
+    builder.add_metric("time", "s")
+    for p in (2, 4, 8, 16, 32, 64, 128):
+        builder.add_values("main", "time", [p], [1.0 + 0.1 * p])
+        builder.add_values("main->spiky", "time", [p], [(2.0 + 0.05 * p) * (3 if p == 16 else 1)])
+    return builder.build()
+
+
+def test_outlier_removal_is_marked_in_every_view():
+    import json
+
+    from pmkit.schema import show_document
+
+    analysis = analyse_all(_spiky(), detectors=[])
+    spiky = analysis.inputs[0].report.row("main->spiky")
+    assert spiky.model.outliers == ({"p": 16.0},)
+    tree = render(call_tree_view(analysis.inputs[0].report, min_share=0.0), 100)
+    assert re.search(r"spiky\s+2 \+ 0\.05·p ¹", tree)
+    assert "¹ one measured point was left out as an outlier (--callpath shows which)" in " ".join(tree.split())
+    assert "main " in tree and "main ¹" not in tree
+    markdown = markdown_report(analysis, min_share=0.0)
+    assert "`2 + 0.05·p` — one measured point was left out as an outlier" in markdown
+    focus = analyse_all(_spiky(), detectors=[], callpath="spiky")
+    text = render(detail_view(focus.inputs[0].detail), 100)
+    assert re.search(r"^p=16\*\s", text, re.M) and not re.search(r"^p=8\*", text, re.M)
+    assert "* left out as an outlier" in text
+    assert "| p=16 (outlier, left out) |" in markdown_report(focus)
+    document = json.loads(json.dumps(show_document(focus)))
+    model = next(m for m in document["models"] if m["callpath"] == "main->spiky")
+    assert model["outliers"] == [{"p": 16.0}]
+    points = document["show"][0]["detail"]["points"]
+    assert [p["point"]["p"] for p in points if p["left_out"]] == [16.0]
+
+
+def test_plot_ticks_are_round_values():
+    from pmkit.ui.plot import nice_ticks
+    from pmkit.ui.quantities import format_tick
+
+    assert nice_ticks(2.45e-4, 0.505, True) == [1e-3, 1e-2, 1e-1]  # powers of ten on a log axis
+    assert nice_ticks(1.1e-3, 6e-3, True) == [2e-3, 5e-3]  # 1, 2, 5 within one decade
+    assert nice_ticks(1.1e-3, 4.9e-3, True) == [2e-3, 3e-3, 4e-3]  # too few of those: linear steps
+    assert nice_ticks(0, 0.82, False) == [0.0, 0.2, 0.4, 0.6, 0.8]
+    assert nice_ticks(0.2755, 0.2771, False) == [0.2755, 0.276, 0.2765, 0.277]
+    assert [format_tick(v, "s") for v in (1e-3, 2.5e-3, 2e-4, 0.2765, 0.0)] == ["1 ms", "2.5 ms", "200 µs",
+                                                                               "276.5 ms", "0 s"]
+    experiment, models = build()
+    text = render(detail_view(detail(analyse(experiment, models), "main->solve->halo")), 100)
+    labels = [line.split("┤")[0].strip() for line in text.splitlines() if "┤" in line]
+    assert len(labels) >= 2
+    for label in labels:  # one significant digit here (a log axis over decades): 1 s, 10 s, 100 s
+        assert re.fullmatch(r"[125]0* [munµ]?s", label), label

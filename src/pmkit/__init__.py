@@ -1,11 +1,13 @@
 """pmkit: empirical performance modeling of parallel programs.
 
 The public SDK: ``read``, ``model``, ``detect``, ``load_prior``, ``analyse`` (all of it at once, as
-``pmkit show`` does), per-process models (``PerProcessModel``, ``predict``), the MPI call overheads
-of a trace (``call_overheads``), the core types, and ``hookimpl`` for plugins.
+``pmkit show`` does), ``compare`` (two studies side by side, as ``pmkit compare`` does), per-process
+models (``PerProcessModel``, ``predict``), the MPI call overheads of a trace (``call_overheads``), the
+core types, and ``hookimpl`` for plugins.
 """
 
 from pmkit.analysis import Analysis
+from pmkit.comparison import Comparison, compare
 from pmkit.constraints import Constraint
 from pmkit.errors import InputError, PmkitError, UsageError
 from pmkit.experiment import CallTree, EventTable, Experiment, ExperimentBuilder, Metric
@@ -18,9 +20,10 @@ from pmkit.sdk import analyse, detect, load_prior, model, read
 from pmkit.series import SeriesBatch
 
 __all__ = [
-    "Analysis", "CallTree", "Constraint", "EventTable", "Experiment", "ExperimentBuilder", "Factor", "Finding",
-    "Function", "InputError", "Metric", "Model", "ModelSet", "Option", "PerProcessModel", "PmkitError",
-    "Quality", "SeriesBatch", "Term", "UsageError", "analyse", "call_overheads", "detect", "hookimpl", "load_prior",
+    "Analysis", "CallTree", "Comparison", "Constraint", "EventTable", "Experiment", "ExperimentBuilder", "Factor",
+    "Finding", "Function", "InputError", "Metric", "Model", "ModelSet", "Option", "PerProcessModel", "PmkitError",
+    "Quality", "SeriesBatch", "Term", "UsageError", "analyse", "call_overheads", "compare", "detect", "hookimpl",
+    "load_prior",
     "model", "predict", "read",
 ]
 

@@ -21,7 +21,8 @@ GROWTH_STEPS = (2.0, 4.0, 8.0, 16.0)
 
 @dataclass(frozen=True)
 class PointStats:
-    """The repetitions of one call path at one point: count, mean, spread, and the model's value there."""
+    """The repetitions of one call path at one point: count, mean, spread, and the model's value there;
+    ``left_out`` when the modeler left the point out as an outlier."""
 
     coordinates: dict[str, float]
     label: str
@@ -31,6 +32,7 @@ class PointStats:
     maximum: float
     std: float
     fitted: float
+    left_out: bool = False
 
     @property
     def relative_error(self) -> float:
@@ -48,7 +50,8 @@ class PointStats:
 
     def to_json(self) -> dict[str, object]:
         return {"point": self.coordinates, "repetitions": self.repetitions, "mean": self.mean,
-                "min": self.minimum, "max": self.maximum, "std": self.std, "fitted": self.fitted}
+                "min": self.minimum, "max": self.maximum, "std": self.std, "fitted": self.fitted,
+                "left_out": self.left_out}
 
 
 @dataclass(frozen=True)
@@ -118,6 +121,7 @@ def detail(report: ScalingReport, callpath: str) -> CallpathDetail:
 def _points(report: ScalingReport, row: CallpathScaling) -> list[PointStats]:
     experiment = report.experiment
     raw = experiment.measurements[report.metric][row.index]
+    outliers = [dict(o) for o in row.model.outliers] if row.model is not None else []
     points = []
     for i in range(len(experiment.points)):
         reps = raw[i][np.isfinite(raw[i])]
@@ -126,7 +130,9 @@ def _points(report: ScalingReport, row: CallpathScaling) -> list[PointStats]:
             stats = (float(np.mean(reps)), float(np.min(reps)), float(np.max(reps)), float(np.std(reps)))
         else:
             stats = (math.nan,) * 4
-        points.append(PointStats(coords, experiment.point_label(i), len(reps), *stats, _value(row.model, coords)))
+        left_out = any(all(coords.get(k) == v for k, v in o.items()) for o in outliers)
+        points.append(PointStats(coords, experiment.point_label(i), len(reps), *stats, _value(row.model, coords),
+                                 left_out))
     return sorted(points, key=lambda s: tuple(s.coordinates.values()))
 
 

@@ -1,12 +1,42 @@
 """The errors pmkit raises on purpose: bad input or output (exit code 1), bad usage (exit code 2), and
 a plugin that failed when called (exit code 3, naming the plugin and its package).
 
-Anything else escaping to the CLI is a bug in pmkit or a plugin, not in the user's data.
+Anything else escaping to the CLI is a bug in pmkit or a plugin, not in the user's data.  An
+error quotes what it found in a file through :func:`excerpt`, so a message stays one short line
+whatever the file holds (an 8-million-character token once took rich 13 s to wrap).
 """
 
 from __future__ import annotations
 
+import errno
+import os
+import stat
 from os import PathLike
+
+EXCERPT_CHARS = 60
+"""How much of an offending token an error message quotes."""
+
+MEMBER_CHARS = 120
+"""Longest member path (a JSON path, an archive member) an :class:`InputError` shows; longer ones are cut."""
+
+PROBLEM_CHARS = 1000
+"""Longest problem text an :class:`InputError` keeps; anything longer is cut (a last resort)."""
+
+
+def excerpt(value: object, limit: int = EXCERPT_CHARS, *, quote: bool = True) -> str:
+    """``repr(value)`` when it is short; cut, with the full length, when it is long.  Without
+    ``quote``, text appears as itself (cut the same way).
+
+    Quoted, control characters come out escaped (``'\\x1b[31m'``), so a quoted token never reaches
+    the terminal as an escape sequence.
+    """
+    if not isinstance(value, str):
+        shown = repr(value)
+        return shown if len(shown) <= limit else f"{shown[:limit]}… ({len(shown):,} characters)"
+    form = repr if quote else str
+    if len(value) <= limit:
+        return form(value)
+    return f"{form(value[:limit])}… ({len(value):,} characters)"
 
 
 class PmkitError(Exception):
@@ -19,15 +49,52 @@ class InputError(PmkitError):
     def __init__(self, path: str | PathLike | None, problem: str, *, line: int | None = None,
                  member: str | None = None) -> None:
         self.path = None if path is None else str(path)
+        problem = problem.replace("\r\n", "\n").replace("\r", "\n").replace("\n", " / ")
+        if len(problem) > PROBLEM_CHARS:
+            problem = problem[:PROBLEM_CHARS] + "… (message cut)"
         self.problem = problem
         self.line = line
-        self.member = member
+        self.member = None if member is None else excerpt(member, MEMBER_CHARS, quote=False)
         where = self.path or "<input>"
-        if member:
-            where += f" [{member}]"
+        if self.member:
+            where += f" [{self.member}]"
         if line is not None:
             where += f", line {line}"
         super().__init__(f"{where}: {problem}")
+
+    @classmethod
+    def from_os_error(cls, path: str | PathLike, exc: OSError) -> InputError:
+        """The error for a file the operating system will not open or read, in plain words."""
+        return cls(path, os_problem(exc))
+
+
+def input_problem(path: str | PathLike) -> str | None:
+    """Why ``path`` cannot be read at all — missing, a symbolic link loop, permission denied — or
+    None if it can be.  Checked before readers look at an input, so that a file no reader could open
+    is not reported as one no reader recognises."""
+    try:
+        info = os.stat(path)
+    except OSError as exc:
+        return os_problem(exc)
+    wanted = os.R_OK | os.X_OK if stat.S_ISDIR(info.st_mode) else os.R_OK
+    if not os.access(path, wanted):
+        return "permission denied (the file or a folder above it cannot be read)"
+    return None
+
+
+def os_problem(exc: OSError) -> str:
+    """What an OSError means for a user: missing, permission denied, a symbolic link loop, ..."""
+    if isinstance(exc, FileNotFoundError):
+        return "no such file or directory"
+    if isinstance(exc, PermissionError):
+        return "permission denied (the file or a folder above it cannot be read)"
+    if isinstance(exc, IsADirectoryError):
+        return "is a directory, not a file"
+    if exc.errno == errno.ELOOP:
+        return "is a symbolic link loop (the links point at each other and never reach a file)"
+    if exc.errno == errno.ENAMETOOLONG:
+        return "the file name is too long"
+    return f"cannot be read: {exc.strerror or exc}"
 
 
 class UsageError(PmkitError):

@@ -12,16 +12,18 @@ validates them on :meth:`ExperimentBuilder.build`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from pmkit.errors import InputError
 
 if TYPE_CHECKING:
     from pmkit.models import ModelSet
+    from pmkit.timeline import Timeline
 
 CALLPATH_SEPARATOR = "->"
 
@@ -36,7 +38,7 @@ class Metric:
     description: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Callpath:
     """One node of the call tree; ``path`` is its string form ``main->solve->MPI_Allreduce``."""
 
@@ -54,47 +56,121 @@ class CallTree(Sequence[Callpath]):
     Its items are :class:`Callpath` objects, not strings: ``tree.paths()`` gives the strings
     (``main->solve``), ``tree["main->solve"]`` and ``tree[i]`` the nodes, ``"main->solve" in tree``
     tests a path string.
+
+    Nodes are kept as columns (name, parent, path, depth); a :class:`Callpath` is made when one is
+    asked for, so a tree of a million call paths holds no object per node beyond its strings.
     """
 
     def __init__(self) -> None:
-        self._nodes: list[Callpath] = []
+        self._names: list[str] = []
+        self._parents: list[int] = []  # -1 for a root
+        self._paths: list[str] = []
+        self._depths: list[int] = []
+        self._mangled: dict[int, str] = {}
         self._by_path: dict[str, int] = {}
-        self._children: list[list[int]] = []
+        self._children: dict[int, list[int]] = {}
+
+    def _new(self, name: str, parent: int, path: str, mangled_name: str | None = None) -> int:
+        index = len(self._names)
+        self._names.append(name)
+        self._parents.append(parent)
+        self._paths.append(path)
+        self._depths.append(self._depths[parent] + 1 if parent >= 0 else 0)
+        self._by_path[path] = index
+        if parent >= 0:
+            self._children.setdefault(parent, []).append(index)
+        if mangled_name is not None:
+            self._mangled[index] = mangled_name
+        return index
 
     def add(self, path: str | Sequence[str], mangled_name: str | None = None) -> int:
         """Add a call path (and any missing ancestors); returns its index.  Idempotent."""
         names = path.split(CALLPATH_SEPARATOR) if isinstance(path, str) else list(path)
         if not names or any(n == "" for n in names):
             raise ValueError(f"empty region name in call path {path!r}")
-        parent: int | None = None
-        for depth, _ in enumerate(names):
+        parent = -1
+        for depth, name in enumerate(names):
             key = CALLPATH_SEPARATOR.join(names[: depth + 1])
             index = self._by_path.get(key)
             if index is None:
-                index = len(self._nodes)
-                is_leaf = depth == len(names) - 1
-                node = Callpath(index, names[depth], parent, key, depth, mangled_name if is_leaf else None)
-                self._nodes.append(node)
-                self._children.append([])
-                self._by_path[key] = index
-                if parent is not None:
-                    self._children[parent].append(index)
+                index = self._new(name, parent, key, mangled_name if depth == len(names) - 1 else None)
             parent = index
-        assert parent is not None
         return parent
+
+    def add_many(self, paths: Sequence[str]) -> np.ndarray:
+        """Add call paths given as strings (and their missing ancestors) as :meth:`add` would one by
+        one, in the same order; returns their indices.  For readers of large inputs: a path whose
+        parent is known costs one lookup, not a walk from the root."""
+        by_path, names, parents, depths = self._by_path, self._names, self._parents, self._depths
+        indices = [by_path.get(path) for path in paths]
+        for k, index in enumerate(indices):
+            if index is not None:
+                continue
+            path = paths[k]
+            index = by_path.get(path)  # given twice in ``paths``
+            if index is None:
+                head, separator, name = path.rpartition(CALLPATH_SEPARATOR)
+                parent = by_path.get(head, -2) if separator else -1
+                if not name or parent == -2:
+                    index = self._add_path(path)
+                else:  # the parent is known: what _new does, inlined for speed
+                    index = len(names)
+                    names.append(name)
+                    parents.append(parent)
+                    self._paths.append(path)
+                    depths.append(depths[parent] + 1 if parent >= 0 else 0)
+                    by_path[path] = index
+                    if parent >= 0:
+                        self._children.setdefault(parent, []).append(index)
+            indices[k] = index
+        return np.asarray(indices, dtype=np.int64)
+
+    def _add_path(self, path: str) -> int:
+        """Add ``path`` and the ancestors it lacks (found by cutting names off its end), top down."""
+        missing: list[str] = []
+        key = path
+        parent = self._by_path.get(key)
+        while parent is None:
+            missing.append(key)
+            head, separator, name = key.rpartition(CALLPATH_SEPARATOR)
+            if not name or (separator and not head):
+                raise ValueError(f"empty region name in call path {path!r}")
+            if not separator:
+                parent = -1
+                break
+            key = head
+            parent = self._by_path.get(key)
+        for key in reversed(missing):
+            parent = self._new(key.rpartition(CALLPATH_SEPARATOR)[2], parent, key)
+        return parent
+
+    def _node(self, index: int) -> Callpath:
+        parent = self._parents[index]
+        return Callpath(index, self._names[index], None if parent < 0 else parent, self._paths[index],
+                        self._depths[index], self._mangled.get(index))
 
     def __getitem__(self, key):  # type: ignore[override]
         if isinstance(key, str):
-            return self._nodes[self._by_path[key]]
-        return self._nodes[key]
+            return self._node(self._by_path[key])
+        if isinstance(key, slice):
+            return [self._node(i) for i in range(*key.indices(len(self._names)))]
+        index = int(key)
+        if index < 0:
+            index += len(self._names)
+        if not 0 <= index < len(self._names):
+            raise IndexError("call path index out of range")
+        return self._node(index)
+
+    def __iter__(self) -> Iterator[Callpath]:
+        return (self._node(i) for i in range(len(self._names)))
 
     def __len__(self) -> int:
-        return len(self._nodes)
+        return len(self._names)
 
     def __contains__(self, item: object) -> bool:
         if isinstance(item, str):
             return item in self._by_path
-        return item in self._nodes
+        return isinstance(item, Callpath) and 0 <= item.index < len(self._names) and self._node(item.index) == item
 
     def index(self, path: str) -> int:  # type: ignore[override]
         """Position of the call path with string form ``path``; KeyError if absent."""
@@ -102,26 +178,32 @@ class CallTree(Sequence[Callpath]):
 
     def children(self, index: int) -> list[int]:
         """Positions of the direct children of the node at ``index``."""
-        return list(self._children[index])
+        return list(self._children.get(index, ()))
 
     def roots(self) -> list[int]:
         """Positions of the nodes without a parent."""
-        return [n.index for n in self._nodes if n.parent is None]
+        return [i for i, parent in enumerate(self._parents) if parent < 0]
 
     def paths(self) -> list[str]:
         """Every call path's string form, in position order."""
-        return [n.path for n in self._nodes]
+        return list(self._paths)
 
 
 @dataclass
 class Provenance:
-    """Where an experiment came from and what was done on the way."""
+    """Where an experiment came from and what was done on the way.
+
+    ``skipped`` lists inputs (or parts) left out, with why; ``warnings`` defects of the input the
+    reader worked around (the CLI shows both on stderr, one line each); ``notes`` how the input
+    was read.
+    """
 
     sources: list[str] = field(default_factory=list)
     reader: str = ""
     aggregation: str = ""
     skipped: list[tuple[str, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -134,7 +216,8 @@ class Experiment:
     came with the input (the model sets of an Extra-P ``.extra-p`` file), by model-set name, so
     that they can be shown and compared beside pmkit's own.  ``callpaths`` is a :class:`CallTree`
     of :class:`Callpath` objects (``callpaths.paths()`` gives the strings), whose positions index
-    the first axis of every measurement array.
+    the first axis of every measurement array.  ``timeline`` (from ``perf stat``) holds the samples
+    behind the values: per interval and location, for plots.
     """
 
     parameters: tuple[str, ...]
@@ -146,6 +229,7 @@ class Experiment:
     provenance: Provenance = field(default_factory=Provenance)
     events: EventTable | None = None
     stored_models: dict[str, ModelSet] = field(default_factory=dict)
+    timeline: Timeline | None = None
 
     def __post_init__(self) -> None:
         self.parameters = tuple(self.parameters)
@@ -244,10 +328,15 @@ def reduce_repetitions(values: np.ndarray, measure: str = "mean") -> np.ndarray:
 class ExperimentBuilder:
     """Collects values from a reader in any order and builds a validated :class:`Experiment`.
 
-    ``source`` names the file being read so that validation errors point at it.
+    Values arrive one cell at a time (:meth:`add_values`) or as whole blocks of arrays
+    (:meth:`add_block`, what bulk readers use: no Python object per value); both append
+    repetitions to a (call path, metric, point) cell in the order they arrive, and :meth:`build`
+    lays them out the same way.  ``source`` names the file being read so that validation errors
+    point at it; ``callpaths`` is a call tree the reader built already (default: an empty one).
     """
 
-    def __init__(self, parameters: Sequence[str], source: str | None = None) -> None:
+    def __init__(self, parameters: Sequence[str], source: str | None = None, *,
+                 callpaths: CallTree | None = None) -> None:
         params = tuple(str(p) for p in parameters)
         if not params:
             raise InputError(source, "no parameters are defined")
@@ -255,10 +344,12 @@ class ExperimentBuilder:
             raise InputError(source, f"parameter names repeat: {list(params)}")
         self.parameters = params
         self.source = source
-        self.callpaths = CallTree()
+        self.callpaths = callpaths if callpaths is not None else CallTree()
         self._points: dict[tuple[float, ...], int] = {}
         self._metrics: dict[str, Metric] = {}
-        self._values: dict[tuple[str, int, int], list[float]] = {}
+        self._blocks: dict[str, list[_Block]] = {}
+        self._pending: dict[str, _Pending] = {}
+        self._entries = 0
         self._locations: dict[tuple[str, int, int], list[np.ndarray]] = {}
         self.provenance = Provenance(sources=[source] if source else [])
 
@@ -295,7 +386,46 @@ class ExperimentBuilder:
         self.add_metric(metric)
         pt = point if isinstance(point, int) else self.add_point(point, line=line)
         vals = [float(v) for v in values]
-        self._values.setdefault((metric, cp, pt), []).extend(vals)
+        pending = self._pending.get(metric)
+        if pending is None:
+            pending = self._pending[metric] = _Pending()
+        pending.add(cp, pt, vals)
+        self._entries += 1
+
+    def add_block(self, metric: str, callpaths: ArrayLike, points: ArrayLike, values: ArrayLike,
+                  counts: ArrayLike | None = None) -> None:
+        """Append many values of ``metric`` at once, as arrays.
+
+        Entry ``k`` is the call path with index ``callpaths[k]`` (in :attr:`callpaths`) at the point
+        with index ``points[k]`` (from :meth:`add_point`); it takes the next ``counts[k]`` values of
+        ``values`` (one each when ``counts`` is None) as repetitions.  The result is the same as
+        calling :meth:`add_values` once per entry in order, without a Python object per value.
+        Raises ValueError when the arrays do not fit together or an index is out of range.
+        """
+        cp = _indices(callpaths)
+        pt = _indices(points)
+        vals = np.asarray(values, dtype=float).reshape(-1)
+        n = np.ones(len(cp), dtype=np.int8) if counts is None else _indices(counts)
+        if not len(cp) == len(pt) == len(n):
+            raise ValueError(f"add_block: {len(cp)} call paths, {len(pt)} points and {len(n)} counts differ in length")
+        if len(cp) and (cp.min() < 0 or cp.max() >= len(self.callpaths)):
+            raise ValueError(f"add_block: call path index out of range 0..{len(self.callpaths) - 1}")
+        if len(pt) and (pt.min() < 0 or pt.max() >= len(self._points)):
+            raise ValueError(f"add_block: point index out of range 0..{len(self._points) - 1}")
+        if len(n) and n.min() < 0:
+            raise ValueError("add_block: a count is negative")
+        if int(n.sum(dtype=np.int64)) != len(vals):
+            raise ValueError(f"add_block: counts add up to {int(n.sum(dtype=np.int64))} but there are {len(vals)} "
+                             "values")
+        self.add_metric(metric)
+        self._flush(metric)
+        self._blocks.setdefault(metric, []).append(_Block(cp, pt, n, vals))
+        self._entries += len(cp)
+
+    def _flush(self, metric: str) -> None:
+        pending = self._pending.pop(metric, None)
+        if pending is not None:
+            self._blocks.setdefault(metric, []).append(pending.block())
 
     def add_locations(self, callpath: str | Sequence[str], metric: str, point: Sequence[float] | int,
                       per_location: np.ndarray) -> None:
@@ -314,19 +444,12 @@ class ExperimentBuilder:
         """Assemble arrays, NaN-padding missing repetitions; raises InputError if nothing was read."""
         if not self._points:
             raise InputError(self.source, "no measurement points were found")
-        if not self._values:
+        if not self._entries:
             raise InputError(self.source, "no measured values were found")
+        for metric in list(self._pending):
+            self._flush(metric)
         n_cp, n_pt = len(self.callpaths), len(self._points)
-        by_metric: dict[str, list[tuple[int, int, list[float]]]] = {name: [] for name in self._metrics}
-        for (m, cp, pt), vals in self._values.items():
-            by_metric[m].append((cp, pt, vals))
-        measurements: dict[str, np.ndarray] = {}
-        for name, entries in by_metric.items():
-            reps = max((len(v) for _, _, v in entries), default=0)
-            arr = np.full((n_cp, n_pt, max(reps, 1)), np.nan)
-            for cp, pt, vals in entries:
-                arr[cp, pt, : len(vals)] = vals
-            measurements[name] = arr
+        measurements = {name: _layout(self._blocks.get(name, []), n_cp, n_pt) for name in self._metrics}
         locations = self._build_locations(n_cp, n_pt) if self._locations else None
         return Experiment(self.parameters, np.array(list(self._points), dtype=float), self.callpaths,
                           tuple(self._metrics.values()), measurements, locations, self.provenance)
@@ -345,6 +468,85 @@ class ExperimentBuilder:
                     arr[cp, r, : a.shape[0]] = a
             out[name][pt] = arr
         return {name: per_point for name, per_point in out.items() if any(a is not None for a in per_point)}
+
+
+@dataclass
+class _Block:
+    """Entries of one metric: call path and point indices, how many values each takes, the values."""
+
+    callpaths: np.ndarray
+    points: np.ndarray
+    counts: np.ndarray
+    values: np.ndarray
+
+
+class _Pending:
+    """Values given one cell at a time (:meth:`ExperimentBuilder.add_values`), until they become a block."""
+
+    def __init__(self) -> None:
+        self.callpaths: list[int] = []
+        self.points: list[int] = []
+        self.counts: list[int] = []
+        self.values: list[float] = []
+
+    def add(self, callpath: int, point: int, values: list[float]) -> None:
+        self.callpaths.append(callpath)
+        self.points.append(point)
+        self.counts.append(len(values))
+        self.values.extend(values)
+
+    def block(self) -> _Block:
+        return _Block(np.array(self.callpaths, dtype=np.int64), np.array(self.points, dtype=np.int64),
+                      np.array(self.counts, dtype=np.int64), np.array(self.values, dtype=float))
+
+
+def _indices(values: ArrayLike) -> np.ndarray:
+    """Integer indices as given (any integer type, no copy), as a flat array."""
+    out = np.asarray(values).reshape(-1)
+    if out.dtype.kind not in "iu":
+        if out.size and not np.issubdtype(out.dtype, np.number):
+            raise ValueError(f"add_block: indices must be integers, got {out.dtype}")
+        out = out.astype(np.int64)
+    return out
+
+
+def _layout(blocks: list[_Block], n_cp: int, n_pt: int) -> np.ndarray:
+    """One metric's blocks as a callpaths × points × repetitions array, NaN where nothing was given.
+
+    A cell's repetitions are its values in the order they arrived, over every block.  The common
+    case — each cell given once, one value each — takes no temporary larger than one array of
+    cell numbers.
+    """
+    if not blocks:
+        return np.full((n_cp, n_pt, 1), np.nan)
+    if len(blocks) == 1:
+        cp, pt, counts, values = blocks[0].callpaths, blocks[0].points, blocks[0].counts, blocks[0].values
+    else:
+        cp, pt, counts, values = (np.concatenate([getattr(b, f) for b in blocks])
+                                  for f in ("callpaths", "points", "counts", "values"))
+    cell = cp.astype(np.int64) * n_pt + pt
+    repeated = len(cell) > 1 and int(np.bincount(cell, minlength=n_cp * n_pt).max()) > 1
+    if not repeated and (counts == 1).all():
+        out = np.full((n_cp, n_pt, 1), np.nan)
+        out.reshape(-1)[cell] = values
+        return out
+    offsets = np.zeros(len(cell), dtype=np.int64)
+    repetitions = int(counts.max(initial=0))
+    if repeated:  # some cell gets values more than once: later ones go after earlier ones
+        order = np.argsort(cell, kind="stable")
+        ordered = cell[order]
+        first = np.r_[True, ordered[1:] != ordered[:-1]]
+        group = np.cumsum(first) - 1
+        before = np.cumsum(counts[order], dtype=np.int64) - counts[order]
+        offsets[order] = before - before[first][group]
+        repetitions = int(np.add.reduceat(counts[order].astype(np.int64), np.flatnonzero(first)).max())
+    out = np.full((n_cp, n_pt, max(repetitions, 1)), np.nan)
+    if len(values):
+        entry = np.repeat(np.arange(len(cell)), counts)
+        starts = np.cumsum(counts, dtype=np.int64) - counts
+        slot = offsets[entry] + np.arange(len(values)) - starts[entry]
+        out[cp[entry], pt[entry], slot] = values
+    return out
 
 
 @dataclass(frozen=True)

@@ -85,9 +85,11 @@ class Model:
     """The model of one series: which call path and metric, the function, how good, who made it.
 
     ``notes`` say what shaped the model (``"constant by taint prior"``, ``"2 of 5 points are NaN"``).
-    ``function`` is None when no model could be made; ``notes`` then say why.  A segmented model has
-    two or more ``segments`` (in order of the change parameter) and its ``change_point``;
-    ``function`` is then the last segment's, and :meth:`function_at` gives the law at a point.
+    ``function`` is None when no model could be made; ``notes`` then say why.  ``outliers`` are the
+    points the modeler left out as outliers (their coordinates; the quality figures are over the
+    other points), so that views can mark them.  A segmented model has two or more ``segments`` (in
+    order of the change parameter) and its ``change_point``; ``function`` is then the last
+    segment's, and :meth:`function_at` gives the law at a point.
     """
 
     callpath: str
@@ -98,6 +100,7 @@ class Model:
     options: Mapping[str, Any] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     n_points: int = 0
+    outliers: tuple[Mapping[str, float], ...] = ()
     segments: tuple[Segment, ...] = ()
     change_point: ChangePoint | None = None
 
@@ -165,6 +168,7 @@ class Model:
             "quality": self.quality.to_json(),
             "points": self.n_points,
             "notes": list(self.notes),
+            "outliers": [dict(point) for point in self.outliers],
             "segments": [segment.to_json() for segment in self.segments] if self.segmented else None,
             "change_point": self.change_point.to_json() if self.segmented and self.change_point else None,
         }

@@ -1,13 +1,16 @@
 """Declared plugin options: name, type, default and help, parsed from ``-O name=value`` and friends.
 
 Readers, modelers, priors and detectors declare their options as a tuple of :class:`Option` so
-the CLI can list them, parse them with the right type, and reject unknown names.  The SDK resolves
-them once (:func:`resolve_options`: parse, check, fill defaults) and calls the plugin with every
-declared option; a plugin never parses or checks them again.
+the CLI can list them, parse them with the right type, and reject unknown names and values out of
+their declared range: a ``float`` option is always a finite number (``nan`` and ``inf`` are
+refused), and ``minimum``/``maximum`` bound numeric options.  The SDK resolves them once
+(:func:`resolve_options`: parse, check, fill defaults) and calls the plugin with every declared
+option; a plugin never parses or checks them again.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -26,7 +29,8 @@ class Option:
     """One option a plugin accepts.
 
     ``type`` is ``bool``, ``int``, ``float``, ``str`` or ``dict`` (names to names, given on the
-    command line as ``a=b,c=d``).
+    command line as ``a=b,c=d``).  ``minimum`` and ``maximum`` (inclusive) bound an ``int`` or
+    ``float`` option; ``choices`` lists the values a ``str`` option may take.
     """
 
     name: str
@@ -34,6 +38,8 @@ class Option:
     default: Any
     help: str
     choices: tuple[Any, ...] | None = None
+    minimum: float | None = None
+    maximum: float | None = None
 
     def parse(self, text: str) -> Any:
         """Convert the text given on the command line to this option's type, or raise UsageError."""
@@ -62,6 +68,25 @@ class Option:
             raise UsageError(f"option {self.name}: {value!r} must map names to names")
         if self.choices is not None and value not in self.choices:
             raise UsageError(f"option {self.name}: {value!r} is not one of {', '.join(map(str, self.choices))}")
+        if self.type not in (int, float) or isinstance(value, bool):
+            return
+        if self.type is float and not math.isfinite(value):
+            raise UsageError(f"option {self.name}: {value!r} is not a finite number{self._range()}")
+        if (self.minimum is not None and value < self.minimum) or (self.maximum is not None and value > self.maximum):
+            raise UsageError(f"option {self.name}: {value!r} is out of range{self._range()}")
+
+    def _range(self) -> str:
+        if self.minimum is not None and self.maximum is not None:
+            return f"; give a number from {_num(self.minimum)} to {_num(self.maximum)}"
+        if self.minimum is not None:
+            return f"; give a number of at least {_num(self.minimum)}"
+        if self.maximum is not None:
+            return f"; give a number of at most {_num(self.maximum)}"
+        return ""
+
+
+def _num(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
 
 
 def parse_assignments(items: Iterable[str], flag: str = "-O") -> dict[str, str]:

@@ -20,6 +20,7 @@ from pmkit.errors import UsageError
 from pmkit.experiment import Experiment
 from pmkit.growth import Growth, growth_of
 from pmkit.models import Model, ModelSet
+from pmkit.names import display_names, display_path
 from pmkit.pmnf import Function
 
 DEFAULT_SCALE_UP = 4.0
@@ -130,10 +131,18 @@ class ScalingReport:
 
     def row(self, callpath: str) -> CallpathScaling:
         """The row of ``callpath``: a full path, or the end of one (``solve->MPI_Allreduce``, a region
-        name) when only one call path ends so.  UsageError listing candidates otherwise."""
+        name) when only one call path ends so; region names may be short ones as the views show them
+        (``CalcForceForNodes`` for ``void CalcForceForNodes(Domain&)``).  UsageError listing candidates
+        otherwise."""
         if callpath in self.experiment.callpaths:
             return self.rows[self.experiment.callpaths.index(callpath)]
         ending = [r for r in self.rows if r.callpath.endswith("->" + callpath)]
+        if not ending:
+            tree = self.experiment.callpaths
+            names = display_names(tree)
+            shown = [display_path(tree, r.index, names) for r in self.rows]
+            ending = [r for r, path in zip(self.rows, shown, strict=True)
+                      if path == callpath or path.endswith("->" + callpath)]
         if len(ending) == 1:
             return ending[0]
         if ending:
@@ -182,16 +191,49 @@ class ScalingReport:
         rows.sort(key=lambda r: (-r.growth, -_or_zero(r.predicted_share), r.callpath))
         return rows if limit is None else rows[:limit]
 
-    def sort_key(self, sort: str):
-        """A key ordering siblings by ``share`` (of their branch at the target), ``growth`` or ``name``."""
+    def sort_key(self, sort: str, min_share: float = 0.0):
+        """A key ordering siblings by ``share`` (of their branch at the target), ``growth`` or ``name``.
+
+        ``growth`` orders by the fastest growth in each sibling's branch — the growth a collapsed
+        row shows — among call paths taking at least ``min_share`` at the target (for an inclusive
+        metric a call path's own model already holds its callees), then by the branch's share then.
+        """
         if sort not in SORT_KEYS:
             raise UsageError(f"unknown sort {sort!r}; choose one of {', '.join(SORT_KEYS)}")
         if sort == "name":
             return lambda r: r.name
+        share = lambda r: (-_or_zero(r.branch_predicted_share), -_or_zero(r.branch_share), r.name)  # noqa: E731
         if sort == "growth":
-            return lambda r: (-(r.growth if math.isfinite(r.growth) else -math.inf),
-                              -_or_zero(r.predicted_share), r.name)
-        return lambda r: (-_or_zero(r.branch_predicted_share), -_or_zero(r.branch_share), r.name)
+            fastest = (self.rows if self.inclusive else self.branch_growths(min_share))
+
+            def by_growth(r: CallpathScaling):
+                top = fastest[r.index]
+                if top is None or top.growth_class is None or not top.has_model:
+                    return (1, (0.0, 0.0, 0.0), 0.0, *share(r))
+                return (0, tuple(-x for x in top.growth_class.order), -_or_zero(top.growth), *share(r))
+            return by_growth
+        return share
+
+    def branch_growths(self, min_share: float = 0.0) -> list[CallpathScaling | None]:
+        """Per call path, :meth:`branch_growth` of its branch, for all of them in one pass up the tree."""
+        def key(r: CallpathScaling) -> tuple:
+            return (r.growth_class.order, _or_zero(r.growth))  # type: ignore[union-attr]
+
+        def better(a: CallpathScaling | None, b: CallpathScaling | None) -> CallpathScaling | None:
+            if a is None or b is None:
+                return a or b
+            return b if key(b) > key(a) else a
+
+        modeled = [r if r.has_model and r.growth_class is not None else None for r in self.rows]
+        large = [r if r is not None and math.isfinite(r.predicted_share) and r.predicted_share >= min_share
+                 else None for r in modeled]
+        best: list[CallpathScaling | None] = list(modeled)
+        below: list[CallpathScaling | None] = list(large)
+        for cp in sorted(self.experiment.callpaths, key=lambda c: -c.depth):
+            if cp.parent is not None:
+                best[cp.parent] = better(best[cp.parent], below[cp.index])
+                below[cp.parent] = better(below[cp.parent], below[cp.index])
+        return best
 
     def prediction_document(self) -> dict[str, object]:
         """The analysis as JSON: metric, reference and target points, totals (rows are per model)."""

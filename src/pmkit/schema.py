@@ -1,4 +1,5 @@
-"""pmkit's versioned JSON output: the documents ``pmkit model --json`` and ``pmkit show --json`` print.
+"""pmkit's versioned JSON output: the documents ``pmkit model --json``, ``pmkit show --json`` and
+``pmkit compare --json`` print.
 
 Scripts depend on this layout; change it only by adding keys, and bump :data:`SCHEMA` when a key
 changes meaning.  The README documents every key.  Objects' ``to_json`` methods give plain values;
@@ -13,10 +14,12 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pmkit.analysis import Analysis, InputAnalysis, Skipped
+    from pmkit.comparison import Comparison
     from pmkit.findings import Finding
     from pmkit.models import Model
 
 SCHEMA = "pmkit.models/1"
+COMPARE_SCHEMA = "pmkit.compare/1"
 
 
 def models_document(parameters: Sequence[str], models: Iterable[tuple[str, Model]], *,
@@ -43,8 +46,40 @@ def show_document(analysis: Analysis) -> dict[str, Any]:
     document = _document(parameters, entries, [r.source for r in analysis.inputs], analysis.skipped, findings)
     document["show"] = [{"source": r.source, **r.report.prediction_document(),
                          **({"detail": r.detail.to_json()} if r.detail is not None else {}),
-                         "tables": [t.to_json() for t in r.tables]} for r in analysis.inputs]
+                         "total": _total(r), "tables": [t.to_json() for t in r.tables]} for r in analysis.inputs]
     return finite_json(document)
+
+
+def compare_document(comparison: Comparison, *, min_share: float = 0.01, top: int = 5) -> dict[str, Any]:
+    """``pmkit compare --json``: both sides, the target, every call path on both sides, and the call paths
+    that changed growth class, the ``top`` wins and losses (changes of at least ``min_share`` of A's
+    predicted total) as lists of call paths; with ``--callpath`` each side's detail."""
+    from pmkit.analysis import common_parameters
+
+    a, b = comparison.a, comparison.b
+    document: dict[str, Any] = {
+        "schema": COMPARE_SCHEMA,
+        "parameters": list(common_parameters([(a.source, a.experiment), (b.source, b.experiment)], "compare")),
+        "target": comparison.target,
+        "comparable": comparison.comparable,
+        "a": {"source": a.source, **a.report.prediction_document()},
+        "b": {"source": b.source, **b.report.prediction_document()},
+        "total_change": comparison.total_change,
+        "callpaths": [row.to_json() for row in comparison.rows],
+        "changed_class": [row.callpath for row in comparison.changed_class()],
+        "wins": [row.callpath for row in comparison.wins(top, min_share)],
+        "losses": [row.callpath for row in comparison.losses(top, min_share)],
+    }
+    if any(comparison.details):
+        document["detail"] = {side: None if d is None else d.to_json()
+                              for side, d in zip("ab", comparison.details, strict=True)}
+    return finite_json(document)
+
+
+def _total(result: InputAnalysis) -> dict[str, Any]:
+    """The header's totals: measured now, predicted at the target, and by what."""
+    predicted, by = result.predicted_total
+    return {"measured": result.report.total_measured, "predicted": predicted, "by": by}
 
 
 def _model_entry(source: str, model: Model) -> dict[str, Any]:

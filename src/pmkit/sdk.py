@@ -19,11 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from pmkit import progress
-from pmkit.analysis import Analysis, InputAnalysis, Inputs, LoadedPrior, PriorOutcome
+from pmkit.analysis import Analysis, InputAnalysis, Inputs, LoadedPrior, PredictedTotal, PriorOutcome
 from pmkit.constraints import Constraint
-from pmkit.errors import InputError, PluginError, UsageError
+from pmkit.errors import InputError, PluginError, UsageError, input_problem
 from pmkit.experiment import MEASURES, Experiment
 from pmkit.findings import Finding
+from pmkit.hookspecs import ContributesToAnalysis
 from pmkit.models import ModelSet
 from pmkit.options import resolve_options, route_options
 from pmkit.plugins import Guarded, PluginWarning, Registration, Registry, call, get_registry, returned, sniff
@@ -39,8 +40,9 @@ def find_reader(path: str | os.PathLike, registry: Registry | None = None) -> An
     """
     registry = registry or get_registry()
     p = Path(path)
-    if not p.exists():
-        raise InputError(p, "no such file or directory")
+    problem = input_problem(p)
+    if problem:
+        raise InputError(p, problem)
     for entry in registry.sniff_order():
         if sniff(registry, entry, p):
             return entry.obj
@@ -55,8 +57,10 @@ def read(path: str | os.PathLike, reader: str | None = None, *, registry: Regist
     p = Path(path)
     if reader is None:
         reader = find_reader(p, registry).name
-    elif not p.exists():
-        raise InputError(p, "no such file or directory")
+    else:
+        problem = input_problem(p)
+        if problem:
+            raise InputError(p, problem)
     entry = registry.entry("reader", reader)
     values = resolve_options(entry.obj.options, options, f"reader {entry.name}")
     try:
@@ -277,7 +281,12 @@ def analyse(inputs: str | os.PathLike | Experiment | Inputs | Sequence[str | os.
         report = scaling_report(experiment, fitted, chosen, target, measure,
                                 outcome.constraints if outcome is not None else None)
         focus = detail(report, callpath) if callpath else None
-        results.append(InputAnalysis(source, experiment, fitted, report, findings, focus, outcome))
+        result = InputAnalysis(source, experiment, fitted, report, findings, focus, outcome)
+        if isinstance(fitted, ContributesToAnalysis):
+            result.tables = list(fitted.analysis_tables(chosen, report.target))
+            total = fitted.predicted_total(chosen, report.target)
+            result.total = PredictedTotal(*total) if total is not None else None
+        results.append(result)
     return Analysis(results, read.skipped)
 
 

@@ -33,7 +33,7 @@ from pmkit.cli.common import (
     stderr,
 )
 
-COMMANDS: tuple[str, ...] = ("model", "show", "predict", "calibrate", "plugins", "taint_filter")
+COMMANDS: tuple[str, ...] = ("model", "show", "compare", "predict", "calibrate", "plugins", "taint_filter")
 """Modules of :mod:`pmkit.cli` that each add one subcommand."""
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import math
 import os
 import stat
 import sys
@@ -31,7 +32,9 @@ class Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
 
-def add_input_arguments(parser: argparse.ArgumentParser) -> None:
+def add_input_arguments(parser: argparse.ArgumentParser, *,
+                        metric_help: str = "model only this metric (repeatable; default: all)") -> None:
+    """The arguments every command reading inputs shares; ``metric_help`` says what ``--metric`` does there."""
     parser.add_argument("paths", metavar="PATH", nargs="+", type=Path,
                         help="input files or folders (Extra-P text/JSON/JSON Lines/Talpas, Cube study folder, ...)")
     parser.add_argument("--reader", metavar="NAME", help="reader to use (default: the one that recognises the input)")
@@ -40,8 +43,7 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--modeler", metavar="NAME", default=None, help="modeler to use (default: refining)")
     parser.add_argument("--option", "-O", metavar="NAME=VALUE", action="append", default=[],
                         help="modeler option, repeatable, e.g. -O acceptance=2 (see `pmkit plugins --options`)")
-    parser.add_argument("--metric", metavar="NAME", action="append", default=None,
-                        help="model only this metric (repeatable; default: all)")
+    parser.add_argument("--metric", metavar="NAME", action="append", default=None, help=metric_help)
     parser.add_argument("--measure", choices=("mean", "median", "min", "max"), default="mean",
                         help="how repetitions are reduced (default: mean)")
     parser.add_argument("--values", choices=("exclusive", "inclusive"), default=None,
@@ -58,6 +60,81 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
                         help="rename a prior's parameter A to the experiment's B, repeatable")
     parser.add_argument("--prior-option", "-P", metavar="NAME=VALUE", action="append", default=[],
                         help="prior option, repeatable (see `pmkit plugins --options`)")
+    parser.add_argument("--full-names", action="store_true",
+                        help="show region names whole (a C++ function with namespace, return type and parameters) "
+                             "instead of short")
+
+
+def add_view_arguments(parser: argparse.ArgumentParser) -> None:
+    """The arguments of commands that analyse towards a target and render it (``show``, ``compare``)."""
+    parser.add_argument("--at", metavar="P=V,...", help="target scale, e.g. p=65536,size=100 (default: 4× the "
+                        "largest measured value of each parameter; parameters left out keep their largest value)")
+    parser.add_argument("--callpath", metavar="PATH", help="detail of one call path, e.g. 'main->solve' (quoted: -> "
+                        "is a shell redirection), or the unique end of one, e.g. MPI_Gather (short names as shown)")
+    parser.add_argument("--min-share", metavar="PERCENT", type=float, default=1.0,
+                        help="leave out call paths below this share now and at the target (default: 1); show's "
+                        "ranking goes down to a tenth of it, compare counts smaller changes as none")
+    parser.add_argument("--top", metavar="N", type=int, default=10,
+                        help="length of show's ranking, of compare's wins and losses (default: 10)")
+    parser.add_argument("--markdown", action="store_true", help="print a Markdown report instead")
+    parser.add_argument("--plot", metavar="FILE", type=Path,
+                        help="with --callpath: also draw its measurements and model to FILE (.svg, .png or .pdf; "
+                             "needs matplotlib: pip install 'pmkit-hpc[plot]')")
+
+
+def check_view_arguments(args: argparse.Namespace) -> None:
+    """Usage errors of :func:`add_view_arguments`' options, before any work starts."""
+    from pmkit.errors import UsageError
+
+    if args.json and args.markdown:
+        raise UsageError("--json and --markdown are two formats of the same output; choose one")
+    if not 0 <= args.min_share <= 100:
+        raise UsageError(f"--min-share is a percentage between 0 and 100, got {args.min_share:g}")
+    if args.top < 1:
+        raise UsageError("--top must be at least 1")
+    if args.plot is not None:
+        from pmkit.ui.figure import figure_format
+
+        if not args.callpath:
+            raise UsageError("--plot draws one call path: give --callpath too")
+        figure_format(args.plot)
+        check_out(args.plot, args.paths)
+        if args.out is not None and (args.out == args.plot or _same_file(args.out, args.plot)):
+            raise UsageError("--plot and --out name the same file")
+
+
+def parse_target(text: str | None, parameters: Sequence[str]) -> dict[str, float]:
+    """``--at "p=65536,size=100"`` → ``{"p": 65536.0, "size": 100.0}``; a usage error naming a bad item."""
+    from pmkit.errors import UsageError
+
+    target: dict[str, float] = {}
+    for item in (text or "").replace(";", ",").split(","):
+        if not item.strip():
+            continue
+        name, sep, value = item.partition("=")
+        name = name.strip()
+        if not sep:
+            raise UsageError(f"--at expects name=value items like p=65536, got {item.strip()!r}")
+        if name not in parameters:
+            raise UsageError(f"--at names parameter {name!r}; the experiment has {', '.join(parameters)}")
+        if name in target:
+            raise UsageError(f"--at gives {name} twice")
+        try:
+            number = float(value)
+        except ValueError:
+            raise UsageError(f"--at {name}: {value.strip()!r} is not a number") from None
+        if not math.isfinite(number) or number <= 0:
+            raise UsageError(f"--at {name}: {value.strip()!r} must be a positive number")
+        target[name] = number
+    return target
+
+
+def write_figure(figure: Any, path: Path, inputs: Sequence[str | os.PathLike] = ()) -> None:
+    """Save a matplotlib figure to ``path`` (format from its suffix), whole or not at all."""
+    from pmkit.ui.figure import save_figure
+
+    with output(path, inputs, binary=True) as stream:
+        save_figure(figure, stream, path)
 
 
 def check_out(out: Path | None, inputs: Sequence[str | os.PathLike] = ()) -> None:
@@ -91,19 +168,19 @@ def _same_file(a: Path, b: Path) -> bool:
 
 
 @contextmanager
-def output(out: Path | None, inputs: Sequence[str | os.PathLike] = ()) -> Iterator[TextIO]:
+def output(out: Path | None, inputs: Sequence[str | os.PathLike] = (), *, binary: bool = False) -> Iterator[Any]:
     """The stream a command writes its result to: stdout, or ``--out FILE`` written whole or not at all.
 
     A regular file is written to a temporary file in its folder and renamed into place only when
     the block ends without an exception, so an interrupted or failed render leaves the old file as
     it was.  A device or pipe (``/dev/null``, ``/dev/stdout``) is written directly.  I/O errors
-    become :class:`~pmkit.errors.OutputError` naming ``out``.
+    become :class:`~pmkit.errors.OutputError` naming ``out``.  ``binary`` gives a byte stream (stdout's buffer).
     """
     from pmkit.errors import OutputError
 
     if out is None:
         try:
-            yield sys.stdout
+            yield sys.stdout.buffer if binary else sys.stdout
             sys.stdout.flush()
         except BrokenPipeError:
             raise
@@ -113,7 +190,7 @@ def output(out: Path | None, inputs: Sequence[str | os.PathLike] = ()) -> Iterat
     check_out(out, inputs)
     if out.exists() and not stat.S_ISREG(out.stat().st_mode):
         try:
-            with out.open("w", encoding="utf-8") as handle:
+            with out.open("wb") if binary else out.open("w", encoding="utf-8") as handle:
                 yield handle
         except OSError as exc:
             raise OutputError(out, exc.strerror or str(exc)) from None
@@ -124,7 +201,7 @@ def output(out: Path | None, inputs: Sequence[str | os.PathLike] = ()) -> Iterat
     except OSError as exc:
         raise OutputError(out, exc.strerror or str(exc)) from None
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        with os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8") as handle:
             yield handle
         os.chmod(temporary, _mode_for(target))
         os.replace(temporary, target)
@@ -169,10 +246,14 @@ def stderr() -> Any:
 
 def say(console: Any, label: str, style: str, message: object) -> None:
     """Print ``label: message`` with the message as plain text: file and call path names may hold
-    brackets, which rich would otherwise take for markup."""
+    brackets, which rich would otherwise take for markup, and control characters, which are shown
+    escaped (:func:`pmkit.names.printable`) so that a name cannot recolour or retitle the terminal."""
     from rich.text import Text
 
-    console.print(Text.assemble((f"{label}:", style), " ", str(message)), highlight=False)
+    from pmkit.names import printable
+
+    text = "\n".join(printable(line) for line in str(message).split("\n"))
+    console.print(Text.assemble((f"{label}:", style), " ", text), highlight=False)
 
 
 def plugin_registry(*, quiet: bool = False) -> Any:
@@ -264,6 +345,8 @@ def load_inputs(args: argparse.Namespace, registry: Any) -> Any:
     if inputs.failed:
         say(err, "warning", "yellow", f"{len(inputs.failed)} of {len(args.paths)} inputs skipped")
     for _, experiment in inputs.read:
+        for text in experiment.provenance.warnings:
+            say(err, "warning", "yellow", text)
         for source, reason in experiment.provenance.skipped:
             say(err, "warning", "yellow", f"skipped {source}: {reason}")
     return inputs

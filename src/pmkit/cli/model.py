@@ -52,10 +52,12 @@ def run_model(args: argparse.Namespace) -> int:
     with output(args.out, written) as stream:
         console = output_console(stream, args.out)
         for source, experiment, models in results:
-            title = f"{source} — {len(models)} models, parameters {', '.join(experiment.parameters)}"
-            console.print(model_table(models, title=title, show_metric=True))
+            title = (f"{source} — {len(models)} model{'s' if len(models) != 1 else ''}, parameters "
+                     f"{', '.join(experiment.parameters)}")
+            console.print(model_table(models, title=title, show_metric=True, tree=experiment.callpaths,
+                                      full_names=args.full_names))
         if findings:
             from pmkit.ui.findings_panel import findings_panel
 
-            console.print(findings_panel(findings))
+            console.print(findings_panel(findings, full_names=args.full_names))
     return EXIT_OK

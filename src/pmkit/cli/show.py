@@ -3,37 +3,41 @@
 from __future__ import annotations
 
 import argparse
-import math
-from collections.abc import Sequence
 from typing import Any
 
 from pmkit.cli.common import (
     EXIT_OK,
     add_input_arguments,
+    add_view_arguments,
     check_out,
+    check_view_arguments,
     emit,
     load_inputs,
     load_prior,
     output,
     output_console,
+    parse_target,
     plugin_registry,
+    write_figure,
     write_json,
 )
 
+COLUMNS_LEGEND = (
+    "Columns of the call tree: model — the fitted function of the parameters; growth — its growth class (the "
+    "fastest-growing term: constant, log p, p^0.5, p, p·log p, ...); share now — the call path's part of the total "
+    "at the largest measured point; at P=V — the model's prediction at the target; share then — its part of the "
+    "predicted total.  Ranking: × — predicted ÷ fitted at the largest measured point; then — the prediction at the "
+    "target.  A row marked +N counts its N hidden callees; a superscript refers to a note below the tree.  At a "
+    "narrow width the tree gives up the model column first, then share now, then the prediction; the ranking the "
+    "model, then the prediction, then ×; the caption says which were left out.")
+
 
 def _add_show_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--at", metavar="P=V,...", help="target scale, e.g. p=65536,size=100 (default: 4× the "
-                        "largest measured value of each parameter; parameters left out keep their largest value)")
-    parser.add_argument("--callpath", metavar="PATH", help="detail of one call path, e.g. 'main->solve' (quoted: -> "
-                        "is a shell redirection), or the unique end of one, e.g. MPI_Gather")
+    add_view_arguments(parser)
     parser.add_argument("--depth", metavar="N", type=int, help="show N levels of the call tree")
-    parser.add_argument("--min-share", metavar="PERCENT", type=float, default=1.0,
-                        help="fold call paths below this share now and at the target (default: 1); the "
-                        "ranking goes down to a tenth of it")
     parser.add_argument("--sort", choices=("share", "growth", "name"), default="share",
-                        help="order of siblings in the tree: share at the target, growth to it, or name")
-    parser.add_argument("--top", metavar="N", type=int, default=10, help="length of the ranking (default: 10)")
-    parser.add_argument("--markdown", action="store_true", help="print a Markdown report instead")
+                        help="order of siblings in the tree: their branch's share at the target, the fastest growth "
+                             "in their branch, or name")
     parser.add_argument("--detector", metavar="NAME", action="append", default=None,
                         help="run only this detector (repeatable; default: all registered)")
     parser.add_argument("--detector-option", "-D", metavar="NAME=VALUE", action="append", default=[],
@@ -46,36 +50,11 @@ def add_parser(sub: Any) -> None:
     p_show = sub.add_parser("show", help="call tree, scaling ranking and predictions in the terminal",
                             description="Read inputs, model one metric per call path, and show where the program "
                                         "stops scaling: the call tree with models, shares now and at a target "
-                                        "scale, the fastest-growing call paths, and findings.")
-    add_input_arguments(p_show)
+                                        "scale, the fastest-growing call paths, and findings.",
+                            epilog=COLUMNS_LEGEND)
+    add_input_arguments(p_show, metric_help="the metric to show, once (default: time, else the first)")
     _add_show_arguments(p_show)
     p_show.set_defaults(run=run_show)
-
-
-def parse_target(text: str | None, parameters: Sequence[str]) -> dict[str, float]:
-    """``--at "p=65536,size=100"`` → ``{"p": 65536.0, "size": 100.0}``; a usage error naming a bad item."""
-    from pmkit.errors import UsageError
-
-    target: dict[str, float] = {}
-    for item in (text or "").replace(";", ",").split(","):
-        if not item.strip():
-            continue
-        name, sep, value = item.partition("=")
-        name = name.strip()
-        if not sep:
-            raise UsageError(f"--at expects name=value items like p=65536, got {item.strip()!r}")
-        if name not in parameters:
-            raise UsageError(f"--at names parameter {name!r}; the experiment has {', '.join(parameters)}")
-        if name in target:
-            raise UsageError(f"--at gives {name} twice")
-        try:
-            number = float(value)
-        except ValueError:
-            raise UsageError(f"--at {name}: {value.strip()!r} is not a number") from None
-        if not math.isfinite(number) or number <= 0:
-            raise UsageError(f"--at {name}: {value.strip()!r} must be a positive number")
-        target[name] = number
-    return target
 
 
 def run_show(args: argparse.Namespace) -> int:
@@ -86,10 +65,9 @@ def run_show(args: argparse.Namespace) -> int:
 
     if args.metric and len(args.metric) > 1:
         raise UsageError("pmkit show shows one metric at a time; give --metric once")
-    if not 0 <= args.min_share <= 100:
-        raise UsageError(f"--min-share is a percentage between 0 and 100, got {args.min_share:g}")
-    if (args.depth is not None and args.depth < 1) or args.top < 1:
-        raise UsageError("--depth and --top must be at least 1")
+    if args.depth is not None and args.depth < 1:
+        raise UsageError("--depth must be at least 1")
+    check_view_arguments(args)
     check_out(args.out, args.paths)
     registry = plugin_registry()
     modeler_options = parse_assignments(args.option, "-O")
@@ -105,12 +83,18 @@ def run_show(args: argparse.Namespace) -> int:
                            modeler_options=modeler_options, prior=prior, detectors=args.detector,
                            detector_options=detector_options, callpath=args.callpath, registry=registry)
     _render(args, analysis, [*args.paths, *inputs.files])
+    if args.plot is not None:
+        from pmkit.ui.figure import detail_figure
+
+        write_figure(detail_figure([(result.source, result.detail) for result in analysis.inputs]), args.plot,
+                     [*args.paths, *inputs.files])
     return EXIT_OK
 
 
 def _render(args: argparse.Namespace, analysis: Any, inputs: list) -> None:
     """Write the analysis as JSON, Markdown or the terminal screen: every view renders the same result."""
-    view = {"depth": args.depth, "min_share": args.min_share / 100, "sort": args.sort, "top": args.top}
+    view = {"depth": args.depth, "min_share": args.min_share / 100, "sort": args.sort, "top": args.top,
+            "full_names": args.full_names}
     if args.json:
         from pmkit.schema import show_document
 

@@ -31,9 +31,10 @@ class ImbalanceDetector:
     name = NAME
     description = "Load imbalance: call paths whose per-process time spreads widely (max/mean − 1)"
     options: Sequence[Option] = (
-        Option("threshold", float, 0.2, "report imbalance (max/mean − 1) of at least this at the largest point"),
+        Option("threshold", float, 0.2, "report imbalance (max/mean − 1) of at least this at the largest point",
+               minimum=0.0),
         Option("min_share", float, 0.01, "and waiting time (max − mean) of at least this share of the mean "
-                                         "run time per location"),
+                                         "run time per location", minimum=0.0, maximum=1.0),
         Option("imbalance_metric", str, "time", "metric to examine (needs per-location values)"),
     )
 

@@ -23,11 +23,11 @@ CLEAN_CONSTANT = 1e-9
 OPTIONS: tuple[Option, ...] = (
     Option("acceptance", float, 1.5, "price of complexity: a law one step more complex must be this many times "
            "more accurate to be chosen (a step: an exponent's denominator one larger, or a log factor on a "
-           "power; with several parameters, one more term in the combination)"),
+           "power; with several parameters, one more term in the combination)", minimum=1.0),
     Option("termination", float, 2.0, "the refinement of exponents stops when no slice gets this many times "
-           "more accurate (relative error) in one iteration"),
+           "more accurate (relative error) in one iteration", minimum=1.0),
     Option("nonconstancy", float, 2.0, "a growing law replaces the constant model only if its leave-one-out "
-           "SMAPE is this many times smaller than the constant model's"),
+           "SMAPE is this many times smaller than the constant model's", minimum=1.0),
     Option("measure", str, "mean", "how repetitions are reduced to one value per point", choices=MEASURES),
     Option("segments", str, "auto", f"series with {SEGMENT_MIN_POINTS} or more points: test for a change of law at "
            "a threshold and fit each side (auto), never (off), or always split at the best change point (always)",

@@ -73,8 +73,9 @@ def model_single(batch: SeriesBatch, options: dict[str, Any], modeler: str = "re
         function = _single_function(fits, i, parameter)
         quality = Quality(float(fits.rss[i]), float(fits.smape[i]), float(fits.adjusted_r2[i]),
                           float(fits.loo_smape[i]))
+        outliers = ({parameter: float(outlier_x[i])},) if np.isfinite(outlier_x[i]) else ()
         return segments.apply(i, Model(batch.callpaths[i], batch.metrics[i], function, quality, modeler, options,
-                                       tuple(notes), int(present[i])))
+                                       tuple(notes), int(present[i]), outliers))
 
     return ModelSet(batch.parameters, count=count, make=make, modeler=modeler)
 

@@ -8,6 +8,8 @@ name without namespaces, so matching can fall back from exact to looser forms.
 
 from __future__ import annotations
 
+from pmkit.names import matching_open
+
 _QUALIFIERS = ("const", "volatile", "noexcept", "&", "&&", "override", "final")
 
 
@@ -16,7 +18,7 @@ def qualified_name(name: str) -> str:
     text = name.strip()
     text = _strip_trailing_qualifiers(text)
     if text.endswith(")"):
-        start = _matching_open(text, len(text) - 1)
+        start = matching_open(text, len(text) - 1)
         if start > 0:
             text = text[:start].rstrip()
     return _last_top_level_token(text)
@@ -50,18 +52,6 @@ def _strip_trailing_qualifiers(text: str) -> str:
                 text = text[: -len(q)].rstrip()
                 changed = True
     return text
-
-
-def _matching_open(text: str, close: int) -> int:
-    depth = 0
-    for i in range(close, -1, -1):
-        if text[i] == ")":
-            depth += 1
-        elif text[i] == "(":
-            depth -= 1
-            if depth == 0:
-                return i
-    return -1
 
 
 def _last_top_level_token(text: str) -> str:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from pmkit.constraints import Constraint
-from pmkit.errors import UsageError
+from pmkit.errors import InputError, UsageError, excerpt
 from pmkit.experiment import Experiment
 from pmkit.findings import Finding
 from pmkit.fitting.leastsquares import smape
@@ -248,23 +249,54 @@ def score_p_filter(knowledge: TaintKnowledge | TaintAnalysis, *, include_callers
     By default a function is kept when its own loops or its MPI calls depend on a parameter (what
     Perf-Taint calls important); ``include_callers`` also keeps functions that only call such
     functions.  C++ functions are included by mangled name (``INCLUDE MANGLED``), which is exact;
-    C and MPI functions by name.
+    C and MPI functions by name.  Names are written so that Score-P matches them literally (see
+    :func:`filter_token`); a name with a line break or control character is refused (InputError
+    naming it), since no filter line can hold it safely.
     """
     analysis = knowledge.analysis if isinstance(knowledge, TaintKnowledge) else knowledge
     keep = [f for f in analysis.functions.values()
             if f.own_groups or (include_callers and f.status == PARAMETRIC)]
     plain = sorted({f.mangled for f in keep if f.mangled == f.demangled} | {"main"})
     mangled = sorted({f.mangled for f in keep if f.mangled != f.demangled})
+    source = ", ".join(analysis.sources)
     lines = [
         f"# Score-P filter from Perf-Taint ({', '.join(Path(s).name for s in analysis.sources)}):",
         f"# keeps the {len(keep)} of {len(analysis.functions)} functions a parameter reaches, and main",
         "SCOREP_REGION_NAMES_BEGIN",
         "  EXCLUDE *",
     ]
-    lines += [f"  INCLUDE {name}" for name in plain]
-    lines += [f"  INCLUDE MANGLED {name}" for name in mangled]
+    lines += [f"  INCLUDE {filter_token(name, source)}" for name in plain]
+    lines += [f"  INCLUDE MANGLED {filter_token(name, source)}" for name in mangled]
     lines.append("SCOREP_REGION_NAMES_END")
     return "\n".join(lines) + "\n"
+
+
+FILTER_KEYWORDS = frozenset({"SCOREP_REGION_NAMES_BEGIN", "SCOREP_REGION_NAMES_END", "SCOREP_FILE_NAMES_BEGIN",
+                             "SCOREP_FILE_NAMES_END", "INCLUDE", "EXCLUDE", "MANGLED"})
+"""Words Score-P's filter parser takes as keywords wherever they stand."""
+
+_FILTER_SPECIAL = re.compile(r"([\\*?\[\]#\s])")
+
+
+def filter_token(name: str, source: str = "") -> str:
+    """``name`` as one Score-P filter token that matches exactly that name.
+
+    Score-P splits filter lines at whitespace and cuts them at ``#`` unless a backslash precedes
+    them, and matches tokens as shell patterns (``*``, ``?``, ``[...]``, backslash escapes); a
+    token that spells a keyword is taken as the keyword.  So those characters and the backslash
+    are escaped, and a keyword gets a backslash before its first letter.  Line breaks, other control
+    characters and a final backslash cannot be written safely: InputError naming the function (and
+    ``source``).
+    """
+    if not name or name.endswith("\\") or any(ord(ch) < 32 or ord(ch) == 127 for ch in name):
+        problem = ("is empty" if not name else "ends with a backslash, which Score-P reads as an escaped line break"
+                   if name.endswith("\\") else "holds a line break or control character")
+        raise InputError(source or None, f"function name {excerpt(name)} {problem}; a Score-P filter cannot name "
+                         "it safely (Perf-Taint's output should never hold one)", member="functions")
+    token = _FILTER_SPECIAL.sub(r"\\\1", name)
+    if token in FILTER_KEYWORDS:
+        token = "\\" + token
+    return token
 
 
 def contradictions(experiment: Experiment, constrained_models: ModelSet, unconstrained_models: ModelSet,

@@ -21,14 +21,15 @@ exclusive time can depend on, so a constraint derived from it never forbids a re
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pmkit.errors import InputError
+from pmkit.errors import InputError, excerpt, input_problem
+from pmkit.readers.limits import MIB, Limits
+from pmkit.readers.parsing import load_json, read_text
 
 Monomial = frozenset[str]
 """Parameters that may multiply in one additive term."""
@@ -130,10 +131,11 @@ def taint_files(paths: str | Path | Iterable[str | Path]) -> list[Path]:
                 raise InputError(path, f"the folder holds Perf-Taint output of several programs "
                                  f"({', '.join(prefixes)}); pass one program's files")
             files.extend(found)
-        elif path.is_file():
-            files.append(path)
         else:
-            raise InputError(path, "no such file or directory")
+            problem = input_problem(path)
+            if problem:
+                raise InputError(path, problem)
+            files.append(path)  # a file, or a stream read within limits
     return files
 
 
@@ -149,18 +151,19 @@ def read_taint(paths: str | Path | Iterable[str | Path]) -> TaintAnalysis:
     return merge(analyses)
 
 
+MAX_TAINT_MB = 256
+"""Largest Perf-Taint file read (MiB): they are kilobytes to a few megabytes."""
+
+
 def read_taint_file(path: str | Path) -> TaintAnalysis:
     """Read one raw or processed Perf-Taint JSON file; InputError names the file and member."""
     path = Path(path)
+    text = read_text(path, Limits(input_bytes=MAX_TAINT_MB * MIB))
+    data = load_json(text, path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(path, f"cannot read the file: {exc}") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(path, f"not valid JSON: {exc.msg}", line=exc.lineno) from None
-    return parse_taint(data, str(path))
+        return parse_taint(data, str(path))
+    except RecursionError:
+        raise InputError(path, "is not usable Perf-Taint output: it is nested too deeply") from None
 
 
 def parse_taint(data: Any, source: str) -> TaintAnalysis:
@@ -173,6 +176,10 @@ def parse_taint(data: Any, source: str) -> TaintAnalysis:
     if "functions_mangled_names" not in data:
         raise InputError(source, "not Perf-Taint output: there is no 'functions_mangled_names' table",
                          member="functions_mangled_names")
+    if not any(key in data for key in ("functions", "unimportant_functions", "parameters", "unused_parameters")):
+        raise InputError(source, "holds no analysis: no 'functions', 'unimportant_functions' or parameter lists, "
+                         "only function names, so it says nothing about what the parameters reach (an incomplete "
+                         "file, or a taint run with no registered parameter)", member="functions")
     mangled = _names(data, "functions_mangled_names", source)
     demangled = _names(data, "functions_demangled_names", source, default=mangled)
     short = _names(data, "functions_names", source, default=demangled)
@@ -184,7 +191,8 @@ def parse_taint(data: Any, source: str) -> TaintAnalysis:
     functions_raw = data.get("functions") or {}
     processed_empty = "functions" in data and data["functions"] is None
     if not isinstance(functions_raw, dict):
-        raise InputError(source, f"'functions' must be an object, found {_kind(functions_raw)}", member="functions")
+        raise InputError(source, f"'functions' must be an object, found {_kind(functions_raw)}",
+                         member="functions")
     flavour = "processed" if processed_empty else _flavour(functions_raw, source)
     parser = _RawParser(functions_raw, mangled, source) if flavour == "raw" else None
 
@@ -199,7 +207,7 @@ def parse_taint(data: Any, source: str) -> TaintAnalysis:
     notes: list[str] = []
     propagate: list[tuple[set[Monomial], list[list[int]]]] = []
     for name, entry in functions_raw.items():
-        member = f"functions.{name}"
+        member = f"functions.{_short(name)}"
         entry = _mapping(entry, source, member)
         fn = functions.setdefault(name, TaintFunction(name, name, name, CONSTANT))
         _locate(fn, entry)
@@ -303,7 +311,7 @@ def tree_groups(node: Any, source: str = "", member: str = "data") -> set[Monomi
                 continue
             result = terms if not result else {a | b for a in result for b in terms}
         return result
-    raise InputError(source, f"unknown dependency kind {kind!r} (expected additive, multiplicative or unknown)",
+    raise InputError(source, f"unknown dependency kind {excerpt(kind)} (expected additive, multiplicative or unknown)",
                      member=f"{member}.dependency")
 
 
@@ -326,12 +334,12 @@ class _RawParser:
         if key in self.active:
             self.recursive.add(function)
             return set(), set(), set()
-        member = f"functions.{function}.loops[{index}]"
+        member = f"functions.{_short(function)}.loops[{index}]"
         entry = self.functions.get(function)
         loops = entry.get("loops") if isinstance(entry, dict) else None
         if not isinstance(loops, list) or not 0 <= index < len(loops):
-            raise InputError(self.source, f"a call refers to loop entry {index} of {function}, which does not exist",
-                             member=member)
+            raise InputError(self.source, f"a call refers to loop entry {index} of {_short(function)}, which does "
+                             "not exist", member=member)
         loop = _mapping(loops[index], self.source, member)
         instance = loop.get("instance") or {}
         self.active.add(key)
@@ -386,10 +394,10 @@ class _RawParser:
                 index = call.get("function_idx")
                 entry_id = call.get("entry_id", 0)
                 if not isinstance(index, int) or not 0 <= index < len(self.mangled):
-                    raise InputError(self.source, f"function_idx {index!r} is not an index into the "
+                    raise InputError(self.source, f"function_idx {excerpt(index)} is not an index into the "
                                      f"{len(self.mangled)} function names", member=where)
                 if not isinstance(entry_id, int):
-                    raise InputError(self.source, f"entry_id {entry_id!r} is not an integer", member=where)
+                    raise InputError(self.source, f"entry_id {excerpt(entry_id)} is not an integer", member=where)
                 callee = self.mangled[index]
                 inc, _, _ = self.entry(callee, entry_id)
                 # A call to an MPI routine is the caller's own communication cost (Perf-Taint
@@ -420,8 +428,12 @@ def _processed_groups(loop: Mapping[str, Any], source: str, member: str) -> set[
 def _flavour(functions: Mapping[str, Any], source: str) -> str:
     for name, entry in functions.items():
         if not isinstance(entry, dict):
-            raise InputError(source, f"expected an object, found {_kind(entry)}", member=f"functions.{name}")
-        for loop in entry.get("loops") or []:
+            raise InputError(source, f"expected an object, found {_kind(entry)}", member=f"functions.{_short(name)}")
+        loops = entry.get("loops") or []
+        if not isinstance(loops, list):
+            raise InputError(source, f"'loops' must be a list, found {_kind(loops)}",
+                             member=f"functions.{_short(name)}.loops")
+        for loop in loops:
             if isinstance(loop, dict) and ("instance" in loop or "callstacks" in loop):
                 return "raw"
             if isinstance(loop, dict) and ("deps" in loop or "data" in loop or "callstack" in loop):
@@ -439,14 +451,15 @@ def _callstacks(value: Any, n_functions: int, source: str, member: str, notes: l
         if stack is None:  # called from the root (main): no caller above it
             continue
         if not isinstance(stack, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in stack):
-            raise InputError(source, f"call stack {stack!r} is not a list of function indices",
+            raise InputError(source, f"call stack {excerpt(stack)} is not a list of function indices",
                              member=f"{member}[{k}]")
         bad = [i for i in stack if not 0 <= i < n_functions]
         if bad:
             # Call stacks only widen callers' inclusive dependencies; an index outside the name
             # table (Perf-Taint's experimental duplicate removal writes such) cannot name a caller.
-            notes.append(f"{source} [{member}[{k}]]: call stack {stack} refers to function "
-                         f"{', '.join(map(str, bad))} beyond the {n_functions} function names; those were ignored")
+            notes.append(f"{source} [{member}[{k}]]: call stack {excerpt(stack, quote=False)} refers to function "
+                         f"{excerpt(', '.join(map(str, bad)), quote=False)} beyond the {n_functions} function names; "
+                         "those were ignored")
         stacks.append([i for i in stack if 0 <= i < n_functions])
     return stacks
 
@@ -490,6 +503,11 @@ def _locate(fn: TaintFunction, entry: Any) -> None:
         fn.file = fn.file or (file if isinstance(file, str) else None)
         if fn.line is None and isinstance(line, int):
             fn.line = line
+
+
+def _short(name: str) -> str:
+    """A function name as a member path shows it: cut when long."""
+    return excerpt(name, quote=False)
 
 
 def _kind(value: Any) -> str:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import math
 import os
-import warnings
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -26,12 +25,13 @@ from typing import Any
 import numpy as np
 
 from pmkit import progress
-from pmkit.errors import InputError, UsageError
+from pmkit.errors import InputError, UsageError, os_problem
 from pmkit.experiment import CallTree, Experiment, Metric, Provenance
 from pmkit.hookspecs import hookimpl
 from pmkit.options import Option
 from pmkit.readers.cube_profile import CubeFileError, Profile, load_profile
 from pmkit.readers.cube_study import MANIFEST_NAMES, Run, Study, discover
+from pmkit.readers.limits import MAX_INFLATED_MB, MAX_INFLATED_OPTION, MAX_RATIO, MAX_RATIO_OPTION, MIB, Limits
 
 AGGREGATIONS: dict[str, Callable[..., np.ndarray]] = {"mean": np.mean, "sum": np.sum, "max": np.max, "min": np.min}
 """How the values of a run's locations become one value: mean (Extra-P weak scaling), sum (strong)."""
@@ -43,10 +43,6 @@ reads, zlib and numpy release the GIL, and there is nothing to start or pickle. 
 0.68 s (median of 4; single runs vary ±30 %), two forkserver processes 1.4–2.1 s — the gain is
 small here and grows with idle cores; processes never paid."""
 
-
-
-class CubeWarning(UserWarning):
-    """A Cube file was read despite a defect (e.g. CubeWriter 4.8's wrong tar checksums)."""
 
 
 class CubeReader:
@@ -62,8 +58,10 @@ class CubeReader:
         Option("metrics", str, "", "comma-separated metrics to decode (default: all)"),
         Option("manifest", str, "", f"TOML or CSV file mapping Cube files to coordinates (default: "
                f"{' or '.join(MANIFEST_NAMES)} in the folder, if present)"),
-        Option("jobs", int, 0, "files decoded at once (threads); 0 chooses, 1 decodes serially"),
+        Option("jobs", int, 0, "files decoded at once (threads); 0 chooses, 1 decodes serially", minimum=0),
         Option("locations", bool, True, "keep the per-location values (for load imbalance and per-process models)"),
+        MAX_INFLATED_OPTION,
+        MAX_RATIO_OPTION,
     )
 
     def sniff(self, path: Path) -> bool:
@@ -81,8 +79,12 @@ class CubeReader:
 
 
 def read_cube(path: Path, values: str = "exclusive", aggregation: str = "mean", metrics: str = "",
-              manifest: str = "", jobs: int = 0, locations: bool = True) -> Experiment:
-    """Read a ``.cubex`` file or a study folder into an :class:`Experiment` (see the module docstring)."""
+              manifest: str = "", jobs: int = 0, locations: bool = True, max_inflated_mb: int = MAX_INFLATED_MB,
+              max_ratio: float = MAX_RATIO) -> Experiment:
+    """Read a ``.cubex`` file or a study folder into an :class:`Experiment` (see the module docstring).
+
+    Compressed anchors inflate to at most ``max_inflated_mb`` MiB and ``max_ratio`` times their size;
+    data members to exactly what their index announces (see :mod:`pmkit.readers.limits`)."""
     if values not in ("exclusive", "inclusive"):
         raise UsageError(f"option values: {values!r} is not one of exclusive, inclusive")
     if aggregation not in AGGREGATIONS:
@@ -90,17 +92,18 @@ def read_cube(path: Path, values: str = "exclusive", aggregation: str = "mean", 
     wanted = [m.strip() for m in metrics.split(",") if m.strip()] or None
     study = discover(path, Path(manifest) if manifest else None)
     files = [run.file for run in study.runs]
-    results = _load_all(files, wanted, values == "inclusive", jobs)
+    limits = Limits(inflated_bytes=max_inflated_mb * MIB, ratio=max_ratio)
+    results = _load_all(files, wanted, values == "inclusive", jobs, limits)
     return _assemble(path, study, results, wanted, values, aggregation, locations)
 
 
-def _load_one(file: Path, wanted: Sequence[str] | None, inclusive: bool) -> Profile | str:
+def _load_one(file: Path, wanted: Sequence[str] | None, inclusive: bool, limits: Limits) -> Profile | str:
     try:
-        return load_profile(file, wanted, inclusive)
+        return load_profile(file, wanted, inclusive, limits)
     except CubeFileError as exc:
         return str(exc)
     except OSError as exc:
-        return f"cannot be read: {exc.strerror or exc}"
+        return os_problem(exc)
 
 
 def _workers(jobs: int, files: list[Path]) -> int:
@@ -112,18 +115,20 @@ def _workers(jobs: int, files: list[Path]) -> int:
     return max(1, min(jobs, len(files)))
 
 
-def _load_all(files: list[Path], wanted: list[str] | None, inclusive: bool, jobs: int) -> list[Profile | str]:
+def _load_all(files: list[Path], wanted: list[str] | None, inclusive: bool, jobs: int,
+              limits: Limits) -> list[Profile | str]:
     """Decode every file (on several threads when there are enough), reporting progress per file."""
     workers = _workers(jobs, files)
     results: list[Profile | str] = []
     with progress.task("reading Cube files", total=len(files)) as task:
         if workers == 1:
             for file in files:
-                results.append(_load_one(file, wanted, inclusive))
+                results.append(_load_one(file, wanted, inclusive, limits))
                 task.advance()
             return results
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="pmkit-cube") as pool:
-            for result in pool.map(_load_one, files, [wanted] * len(files), [inclusive] * len(files)):
+            for result in pool.map(_load_one, files, [wanted] * len(files), [inclusive] * len(files),
+                                   [limits] * len(files)):
                 results.append(result)
                 task.advance()
     return results
@@ -131,8 +136,29 @@ def _load_all(files: list[Path], wanted: list[str] | None, inclusive: bool, jobs
 
 def _assemble(path: Path, study: Study, results: list[Profile | str], wanted: list[str] | None, values: str,
               aggregation: str, keep_locations: bool) -> Experiment:
+    """The decoded files as one Experiment: points, call tree, metrics, values per run and location."""
     provenance = Provenance(reader="cube", aggregation=f"{values} values, {aggregation} over locations")
     provenance.notes.extend(study.notes)
+    provenance.skipped.extend(study.skipped)
+    loaded = _readable(path, study, results, provenance)
+    _check_wanted(loaded, wanted)
+    provenance.sources = [prof.file for _, prof in loaded]
+    _report_file_issues(loaded, provenance)
+    coords, per_point = _points(study, loaded, provenance)
+    tree, rows_of = _call_tree(loaded)
+    metric_info = _metric_info(path, loaded, wanted)
+    measurements, per_location = _values(metric_info, per_point, rows_of, len(tree), aggregation, keep_locations)
+    _report_gaps(loaded, per_point, rows_of, len(tree), tree, coords, study.parameters, provenance)
+    metrics = tuple(Metric(name, info.unit, values == "inclusive", info.description)
+                    for name, info in metric_info.items())
+    points = np.array(coords, dtype=float).reshape(len(coords), len(study.parameters))
+    return Experiment(study.parameters, points, tree, metrics, measurements,
+                      per_location if keep_locations else None, provenance)
+
+
+def _readable(path: Path, study: Study, results: list[Profile | str],
+              provenance: Provenance) -> list[tuple[Run, Profile]]:
+    """The runs whose file was decoded; the others go to ``provenance.skipped``.  InputError if none."""
     loaded: list[tuple[Run, Profile]] = []
     for run, result in zip(study.runs, results, strict=True):
         if isinstance(result, str):
@@ -142,16 +168,22 @@ def _assemble(path: Path, study: Study, results: list[Profile | str], wanted: li
     if not loaded:
         reasons = "; ".join(f"{Path(f).name}: {r}" for f, r in provenance.skipped[:3])
         raise InputError(path, f"none of the {len(study.runs)} Cube files could be read ({reasons})")
-    if wanted is not None:
-        available = {m for _, prof in loaded for m in prof.available}
-        missing = [m for m in wanted if m not in available]
-        if missing:
-            raise UsageError(f"no metric {', '.join(map(repr, missing))} in the Cube files; they have "
-                             f"{', '.join(sorted(available))}")
-    provenance.sources = [prof.file for _, prof in loaded]
-    _report_file_issues(loaded, provenance)
+    return loaded
 
-    # points (sorted, as Extra-P does) and each run's repetition slot at its point
+
+def _check_wanted(loaded: list[tuple[Run, Profile]], wanted: list[str] | None) -> None:
+    if wanted is None:
+        return
+    available = {m for _, prof in loaded for m in prof.available}
+    missing = [m for m in wanted if m not in available]
+    if missing:
+        raise UsageError(f"no metric {', '.join(map(repr, missing))} in the Cube files; they have "
+                         f"{', '.join(sorted(available))}")
+
+
+def _points(study: Study, loaded: list[tuple[Run, Profile]],
+            provenance: Provenance) -> tuple[list[tuple[float, ...]], list[list[tuple[Run, Profile]]]]:
+    """The points (sorted, as Extra-P does) and at each the runs in repetition order."""
     parameters = study.parameters
     coords = sorted({tuple(run.coordinates[p] for p in parameters) for run, _ in loaded})
     point_of = {c: i for i, c in enumerate(coords)}
@@ -165,7 +197,11 @@ def _assemble(path: Path, study: Study, results: list[Profile | str], wanted: li
     if lost:
         provenance.notes.append(f"{len(lost)} points have no readable run and are left out: "
                                 + ", ".join(str(dict(zip(parameters, c, strict=True))) for c in sorted(lost)))
+    return coords, per_point
 
+
+def _call_tree(loaded: list[tuple[Run, Profile]]) -> tuple[CallTree, dict[int, np.ndarray]]:
+    """The union of the files' call trees, and per file (by ``id``) the tree row of each of its paths."""
     tree = CallTree()
     rows_cache: dict[tuple[tuple[str, ...], ...], np.ndarray] = {}
     rows_of: dict[int, np.ndarray] = {}
@@ -175,9 +211,12 @@ def _assemble(path: Path, study: Study, results: list[Profile | str], wanted: li
             rows_cache[key] = np.fromiter((tree.add(list(p)) for p in prof.paths), dtype=np.int64,
                                           count=len(prof.paths))
         rows_of[id(prof)] = rows_cache[key]
-    n_cp, n_pt = len(tree), len(coords)
-    reps = max(len(e) for e in per_point)
+    return tree, rows_of
 
+
+def _metric_info(path: Path, loaded: list[tuple[Run, Profile]], wanted: list[str] | None) -> dict[str, Any]:
+    """Each metric with data in some file (the asked ones only, in the asked order), as the first
+    file that has it describes it."""
     metric_info: dict[str, Any] = {}
     for _, prof in loaded:
         for name, info in prof.metrics.items():
@@ -186,7 +225,15 @@ def _assemble(path: Path, study: Study, results: list[Profile | str], wanted: li
         metric_info = {m: metric_info[m] for m in wanted if m in metric_info}
     if not metric_info:
         raise InputError(path, "no metric with data was found in the Cube files")
+    return metric_info
 
+
+def _values(metric_info: dict[str, Any], per_point: list[list[tuple[Run, Profile]]], rows_of: dict[int, np.ndarray],
+            n_cp: int, aggregation: str, keep_locations: bool
+            ) -> tuple[dict[str, np.ndarray], dict[str, list[np.ndarray | None]]]:
+    """Per metric: the (call paths × points × repetitions) values, each run's locations reduced by
+    ``aggregation``; and, if kept, the per-location values per point."""
+    reps = max(len(e) for e in per_point)
     measurements: dict[str, np.ndarray] = {}
     per_location: dict[str, list[np.ndarray | None]] = {}
     for name, info in metric_info.items():
@@ -194,7 +241,7 @@ def _assemble(path: Path, study: Study, results: list[Profile | str], wanted: li
         if aggregation == "sum" and info.dtype in ("MINDOUBLE", "MAXDOUBLE"):
             # the "sum" of a minimum or maximum over locations is their minimum or maximum (Cube, Extra-P)
             reduce = np.min if info.dtype == "MINDOUBLE" else np.max
-        arr = np.full((n_cp, n_pt, reps), np.nan)
+        arr = np.full((n_cp, len(per_point), reps), np.nan)
         loc_arrays: list[np.ndarray | None] = []
         for pt, entries in enumerate(per_point):
             n_loc = max(prof.locations for _, prof in entries)
@@ -210,20 +257,15 @@ def _assemble(path: Path, study: Study, results: list[Profile | str], wanted: li
             loc_arrays.append(loc)
         measurements[name] = arr
         per_location[name] = loc_arrays
-
-    _report_gaps(loaded, per_point, rows_of, n_cp, tree, coords, parameters, provenance)
-    metrics = tuple(Metric(name, info.unit, values == "inclusive", info.description)
-                    for name, info in metric_info.items())
-    return Experiment(parameters, np.array(coords, dtype=float).reshape(n_pt, len(parameters)), tree, metrics,
-                      measurements, per_location if keep_locations else None, provenance)
+    return measurements, per_location
 
 
 def _report_file_issues(loaded: list[tuple[Run, Profile]], provenance: Provenance) -> None:
-    """Warnings, skipped metrics, metrics without data and merged call paths, per file."""
+    """Defects worked around (once each, as provenance warnings), skipped metrics, metrics without data
+    and merged call paths, per file."""
     for _, prof in loaded:
         for text in prof.warnings:
-            warnings.warn(f"{prof.file}: {text}", CubeWarning, stacklevel=4)
-            provenance.notes.append(f"{prof.file}: {text}")
+            provenance.warnings.append(f"{prof.file}: {text}")
         for metric, reason in prof.skipped:
             provenance.skipped.append((prof.file, f"metric {metric}: {reason}"))
         for text in prof.notes:

@@ -13,14 +13,20 @@ from __future__ import annotations
 
 import csv
 import math
+import os
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePath
 
-from pmkit.errors import InputError
+from pmkit.errors import InputError, excerpt, os_problem
+from pmkit.readers.limits import MIB, Limits
+from pmkit.readers.parsing import read_text
 
 MANIFEST_NAMES = ("pmkit-manifest.toml", "pmkit-manifest.csv")
 """Manifests found automatically in a study folder."""
+
+MANIFEST_MB = 64
+"""Largest manifest read (MiB): a line per run, so a million runs fit."""
 
 _REPETITION = re.compile(r"^(?P<base>.*)\.r(?P<rep>\d+)$")
 _PAIR = r"[A-Za-z_]+\d+(?:[.,]\d+)?"
@@ -49,11 +55,13 @@ class Run:
 
 @dataclass
 class Study:
-    """The runs of a study, its parameters in order, and what was decided on the way."""
+    """The runs of a study, its parameters in order, what was decided on the way, and the entries of
+    the folder that could not be looked into (with why)."""
 
     runs: list[Run]
     parameters: tuple[str, ...]
     notes: list[str] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
 
 
 def parse_run_name(name: str) -> RunName:
@@ -68,11 +76,11 @@ def parse_run_name(name: str) -> RunName:
             coordinates: dict[str, float] = {}
             for pname, value in _PAIR_PARTS.findall(rest):
                 if pname in coordinates:
-                    raise ValueError(f"parameter {pname!r} appears twice in {name!r}")
+                    raise ValueError(f"parameter {pname!r} appears twice in {excerpt(name)}")
                 coordinates[pname] = float(value.replace(",", "."))
             return RunName(prefix, coordinates, repetition)
     hint = f" (the trailing .r{repetition} is read as repetition {repetition})" if repetition is not None else ""
-    raise ValueError(f"cannot find parameters in the name {name!r}{hint}; expected [PREFIX.]PARAMS[.rREP] "
+    raise ValueError(f"cannot find parameters in the name {excerpt(name)}{hint}; expected [PREFIX.]PARAMS[.rREP] "
                      "with PARAMS like p64, p64.size30 or x1y1z1 (letters then a number), or list the "
                      f"runs in a manifest ({' or '.join(MANIFEST_NAMES)})")
 
@@ -99,16 +107,47 @@ def discover(path: Path, manifest: Path | None = None) -> Study:
         return _from_manifest(manifest)
     if path.is_file():
         return _single(path)
+    if path.exists() and not path.is_dir():
+        raise InputError(path, "is neither a .cubex file nor a folder of runs (a device or a pipe?)")
+    unreadable = _unreadable_entries(path)
     files = sorted(f for f in path.glob("*/*.cubex") if not f.name.startswith(".") and f.is_file())
     if not files:
         direct = sorted(f for f in path.glob("*.cubex") if not f.name.startswith(".") and f.is_file())
         if len(direct) == 1:
             return _single(direct[0])
         if not direct:
+            hint = f"; {len(unreadable)} entries cannot be read, e.g. {unreadable[0][0]}: {unreadable[0][1]}" \
+                if unreadable else ""
             raise InputError(path, "contains no .cubex files (expected one folder per run, e.g. "
-                             "app.p64.r1/profile.cubex, or a manifest)")
-        return _from_names(path, [(f, f.stem) for f in direct])
-    return _from_names(path, [(f, f.parent.name) for f in files])
+                             f"app.p64.r1/profile.cubex, or a manifest){hint}")
+        study = _from_names(path, [(f, f.stem) for f in direct])
+    else:
+        study = _from_names(path, [(f, f.parent.name) for f in files])
+    study.skipped.extend(unreadable)
+    return study
+
+
+def _unreadable_entries(folder: Path) -> list[tuple[str, str]]:
+    """Entries of a study folder that cannot be looked into — a run folder without read permission,
+    a symbolic link loop — with why: they are reported as skipped, not silently passed over."""
+    try:
+        entries = list(os.scandir(folder))
+    except OSError as exc:
+        raise InputError.from_os_error(folder, exc) from None
+    out: list[tuple[str, str]] = []
+    for entry in sorted(entries, key=lambda e: e.name):
+        if entry.name.startswith("."):
+            continue
+        try:
+            if not entry.is_dir():
+                if entry.is_symlink():
+                    os.stat(entry.path)  # a dangling link or a loop raises here
+                continue
+            with os.scandir(entry.path):
+                pass
+        except OSError as exc:
+            out.append((entry.path, os_problem(exc)))
+    return out
 
 
 def _single(file: Path) -> Study:
@@ -183,31 +222,51 @@ def _from_manifest(manifest: Path) -> Study:
         repetition = row.pop("repetition", None)
         coordinates: dict[str, float] = {}
         for key, value in row.items():
+            shown = f"coordinate {excerpt(key, quote=False)}={excerpt(value)}"
             try:
                 number = float(value)
-            except (TypeError, ValueError):
-                raise InputError(manifest, f"coordinate {key}={value!r} is not a number", **where) from None
+            except (TypeError, ValueError, OverflowError):
+                raise InputError(manifest, f"{shown} is not a number", **where) from None
             if not math.isfinite(number):
-                raise InputError(manifest, f"coordinate {key}={value!r} is not a finite number", **where)
+                raise InputError(manifest, f"{shown} is not a finite number", **where)
             coordinates[str(key)] = number
         if not coordinates:
-            raise InputError(manifest, f"run {file_text!r} has no coordinates", **where)
+            raise InputError(manifest, f"run {excerpt(file_text)} has no coordinates", **where)
         if order is None:
             order = tuple(coordinates)
         elif set(coordinates) != set(order):
-            raise InputError(manifest, f"run {file_text!r} has parameters {list(coordinates)}, others have "
+            raise InputError(manifest, f"run {excerpt(file_text)} has parameters {list(coordinates)}, others have "
                              f"{list(order)}", **where)
-        target = (manifest.parent / file_text.strip()).resolve()
+        target = _inside(manifest, file_text.strip(), where)
         files = [target] if target.is_file() else sorted(target.glob("[!.]*.cubex")) if target.is_dir() else []
         if not files:
-            raise InputError(manifest, f"run file {file_text!r} does not exist (looked for {target})", **where)
+            raise InputError(manifest, f"run file {excerpt(file_text)} does not exist (looked for {target})", **where)
         try:
             rep = None if repetition in (None, "") else int(repetition)
         except (TypeError, ValueError):
-            raise InputError(manifest, f"repetition {repetition!r} is not an integer", **where) from None
+            raise InputError(manifest, f"repetition {excerpt(repetition)} is not an integer", **where) from None
         runs.extend(Run(f, dict(coordinates), rep, file_text) for f in files)
     assert order is not None
     return Study(runs, order, [f"runs and coordinates from manifest {manifest}"])
+
+
+def _inside(manifest: Path, name: str, where: dict) -> Path:
+    """A run named in ``manifest``: a path relative to the manifest's folder that stays inside it.
+
+    Absolute paths and paths leading out of the folder (``..``) are refused, so a manifest can name
+    only files of its own study — the study folder can be moved or archived whole, and a manifest
+    from elsewhere cannot make pmkit read files outside it.  Symbolic links inside the folder are
+    the folder owner's choice and are followed.
+    """
+    given = PurePath(name)
+    if given.is_absolute() or given.drive:
+        raise InputError(manifest, f"run file {excerpt(name)} is an absolute path; a manifest names its runs "
+                         "relative to its own folder (put the manifest at the top of the study)", **where)
+    parts = PurePath(os.path.normpath(name)).parts
+    if parts and parts[0] == "..":
+        raise InputError(manifest, f"run file {excerpt(name)} leads outside the manifest's folder; a manifest "
+                         "names only runs inside its own folder (put the manifest at the top of the study)", **where)
+    return (manifest.parent / name).resolve()
 
 
 def _toml_rows(manifest: Path) -> list[tuple[dict, dict]]:
@@ -215,12 +274,13 @@ def _toml_rows(manifest: Path) -> list[tuple[dict, dict]]:
         import tomllib
     except ModuleNotFoundError:  # Python 3.10
         import tomli as tomllib  # type: ignore[no-redef]
+    text = read_text(manifest, Limits(input_bytes=MANIFEST_MB * MIB))
     try:
-        data = tomllib.loads(manifest.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(manifest, f"cannot be read: {exc}") from None
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(manifest, f"is not valid TOML: {exc}") from None
+    except RecursionError:
+        raise InputError(manifest, "is not usable TOML: it is nested too deeply") from None
     runs = data.get("run")
     if not isinstance(runs, list) or not all(isinstance(r, dict) for r in runs):
         raise InputError(manifest, "expected [[run]] tables, each with file = \"...\" and numeric coordinates")
@@ -228,16 +288,16 @@ def _toml_rows(manifest: Path) -> list[tuple[dict, dict]]:
 
 
 def _csv_rows(manifest: Path) -> list[tuple[dict, dict]]:
-    try:
-        text = manifest.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(manifest, f"cannot be read: {exc}") from None
+    text = read_text(manifest, Limits(input_bytes=MANIFEST_MB * MIB))
     reader = csv.DictReader(text.splitlines())
-    if not reader.fieldnames or "file" not in [f.strip() for f in reader.fieldnames]:
-        raise InputError(manifest, "the header must name a 'file' column and one column per parameter", line=1)
     rows = []
-    for row in reader:
-        if None in row or None in row.values():
-            raise InputError(manifest, "has a different number of fields than the header", line=reader.line_num)
-        rows.append(({"line": reader.line_num}, {k.strip(): v.strip() for k, v in row.items()}))
+    try:
+        if not reader.fieldnames or "file" not in [f.strip() for f in reader.fieldnames]:
+            raise InputError(manifest, "the header must name a 'file' column and one column per parameter", line=1)
+        for row in reader:
+            if None in row or None in row.values():
+                raise InputError(manifest, "has a different number of fields than the header", line=reader.line_num)
+            rows.append(({"line": reader.line_num}, {k.strip(): v.strip() for k, v in row.items()}))
+    except csv.Error as exc:  # e.g. a field longer than the csv module's limit (128 KiB)
+        raise InputError(manifest, f"is not usable CSV after line {reader.line_num}: {exc}") from None
     return rows

@@ -25,6 +25,7 @@ import math
 import re
 import struct
 import zipfile
+import zlib
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from pathlib import Path
@@ -38,6 +39,16 @@ from pmkit.hookspecs import hookimpl
 from pmkit.models import Model, ModelSet, Quality
 from pmkit.options import Option
 from pmkit.pmnf import Factor, Function, Term
+from pmkit.readers.limits import (
+    MAX_INFLATED_MB,
+    MAX_INFLATED_OPTION,
+    MAX_RATIO,
+    MAX_RATIO_OPTION,
+    MIB,
+    LimitError,
+    Limits,
+    read_inflating,
+)
 
 EXPERIMENT_MEMBER = "experiment.json"
 VALUES_MAGIC = b"Extra-P VALUES\0\0"
@@ -287,22 +298,50 @@ def _plain_npy(data: bytes, offset: int) -> np.ndarray | None:
     return array.reshape(shape, order="F" if match.group(2) == "True" else "C").copy()
 
 
+def read_member(archive: zipfile.ZipFile, path: Path, name: str, limits: Limits) -> bytes:
+    """A zip member inflated as a stream within ``limits``; KeyError if the archive lacks it,
+    InputError naming the member if it is damaged or beyond a limit."""
+    info = archive.getinfo(name)
+    try:
+        with archive.open(info) as stream:
+            return read_inflating(stream.read, lambda: _consumed(stream, info), limits)
+    except LimitError as exc:
+        raise InputError(path, str(exc), member=name) from None
+    except (zipfile.BadZipFile, OSError, EOFError, zlib.error, NotImplementedError) as exc:
+        raise InputError(path, f"cannot be extracted: {_first_line(exc)}", member=name) from None
+
+
+def _consumed(stream: Any, info: zipfile.ZipInfo) -> int:
+    """Compressed bytes a zip member's stream has inflated so far: from CPython's ZipExtFile counters
+    where they exist (read ahead, less the decompressor's unused tail), else the whole member (so
+    the ratio is never overstated)."""
+    left = getattr(stream, "_compress_left", None)
+    tail = getattr(getattr(stream, "_decompressor", None), "unconsumed_tail", b"")
+    if not isinstance(left, int) or not isinstance(tail, bytes):
+        return info.compress_size
+    return info.compress_size - left - len(tail)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
 class _ValueChunks:
     """Reads the numpy arrays of ``values/N.vals`` through the offsets in ``values/N.indx``."""
 
-    def __init__(self, archive: zipfile.ZipFile, path: Path) -> None:
+    def __init__(self, archive: zipfile.ZipFile, path: Path, limits: Limits) -> None:
         self.archive = archive
         self.path = path
+        self.limits = limits
         self._chunks: dict[int, tuple[bytes, list[int]]] = {}
 
     def _member(self, name: str) -> bytes:
         try:
-            return self.archive.read(name)
+            return read_member(self.archive, self.path, name, self.limits)
         except KeyError:
             raise InputError(self.path, "is referenced by a measurement but missing from the archive",
                              member=name) from None
-        except (zipfile.BadZipFile, OSError, EOFError) as exc:
-            raise InputError(self.path, f"cannot be extracted: {exc}", member=name) from None
 
     def _chunk(self, chunk: int) -> tuple[bytes, list[int]]:
         if chunk not in self._chunks:
@@ -349,6 +388,8 @@ class ExtrapExperimentReader:
                "statistic used as the value where the file keeps no repetition values",
                choices=STATISTICS),
         Option("models", bool, True, "read the model sets stored in the file into experiment.stored_models"),
+        MAX_INFLATED_OPTION,
+        MAX_RATIO_OPTION,
     )
 
     def sniff(self, path: Path) -> bool:
@@ -361,14 +402,19 @@ class ExtrapExperimentReader:
         except (OSError, zipfile.BadZipFile, ValueError):
             return False
 
-    def read(self, path: Path, measure: str = "mean", models: bool = True) -> Experiment:
+    def read(self, path: Path, measure: str = "mean", models: bool = True, max_inflated_mb: int = MAX_INFLATED_MB,
+             max_ratio: float = MAX_RATIO) -> Experiment:
         path = Path(path)
         if measure not in STATISTICS:
             raise UsageError(f"option measure: {measure!r} is not one of {', '.join(STATISTICS)}")
+        limits = Limits(inflated_bytes=max_inflated_mb * MIB, ratio=max_ratio)
+        if path.exists() and not path.is_file() and not path.is_dir():
+            raise InputError(path, "is not a regular file: an .extra-p experiment is a zip archive, read from a file "
+                             "(not a device or a pipe)")
         try:
             with zipfile.ZipFile(path) as archive:
-                data = self._load_json(archive, path)
-                return _ExperimentJson(path, data, _ValueChunks(archive, path), measure, models).build()
+                data = self._load_json(archive, path, limits)
+                return _ExperimentJson(path, data, _ValueChunks(archive, path, limits), measure, models).build()
         except zipfile.BadZipFile as exc:
             raise InputError(path, f"is not an Extra-P experiment (.extra-p files are zip archives): {exc}") from None
         except IsADirectoryError:
@@ -377,20 +423,23 @@ class ExtrapExperimentReader:
             raise InputError(path, f"cannot be read: {exc.strerror or exc}") from None
 
     @staticmethod
-    def _load_json(archive: zipfile.ZipFile, path: Path) -> Mapping[str, Any]:
+    def _load_json(archive: zipfile.ZipFile, path: Path, limits: Limits) -> Mapping[str, Any]:
         try:
-            raw = archive.read(EXPERIMENT_MEMBER)
+            raw = read_member(archive, path, EXPERIMENT_MEMBER, limits)
         except KeyError:
             raise InputError(path, f"is a zip archive without {EXPERIMENT_MEMBER}, so not an Extra-P "
                              "experiment") from None
-        except (zipfile.BadZipFile, OSError, EOFError) as exc:
-            raise InputError(path, f"cannot be extracted: {exc}", member=EXPERIMENT_MEMBER) from None
         try:
             data = json.loads(raw.decode("utf-8"))
         except UnicodeDecodeError as exc:
             raise InputError(path, f"is not UTF-8 text (byte {exc.start})", member=EXPERIMENT_MEMBER) from None
         except json.JSONDecodeError as exc:
             raise InputError(path, f"is not valid JSON: {exc.msg} (column {exc.colno})", line=exc.lineno,
+                             member=EXPERIMENT_MEMBER) from None
+        except RecursionError:
+            raise InputError(path, "is not usable JSON: it is nested too deeply", member=EXPERIMENT_MEMBER) from None
+        except ValueError:  # Python refuses integers of more than 4,300 digits
+            raise InputError(path, "is not usable JSON: it holds a number of more than 4,300 digits",
                              member=EXPERIMENT_MEMBER) from None
         if not isinstance(data, dict):
             raise InputError(path, f"must hold a JSON object, got {_kind(data)}", member=EXPERIMENT_MEMBER)

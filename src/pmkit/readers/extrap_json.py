@@ -27,15 +27,24 @@ from typing import Any
 from pmkit.errors import InputError
 from pmkit.experiment import Experiment
 from pmkit.hookspecs import hookimpl
+from pmkit.options import Option
 from pmkit.readers.extrap_records import ALLOW_MISSING_OPTION, Point, RecordTable, check_callpath
-from pmkit.readers.parsing import json_number, read_head, read_text
+from pmkit.readers.limits import MAX_INPUT_OPTION, MIB, Limits
+from pmkit.readers.parsing import json_number, read_head, read_text, text_chunks
 from pmkit.readers.record_lines import (
     JSONL_FORMAT,
+    bulk_points,
+    bulk_values,
     looks_like_record,
+    numbered_lines,
     read_record_lines,
     record_values,
     semicolons_to_commas,
+    usable_callpath,
 )
+
+MAX_JSON_MB = 1024
+"""Largest JSON document read (MiB): it is parsed whole, into Python objects ~10× its size."""
 
 
 class ExtrapJsonLinesReader:
@@ -43,7 +52,7 @@ class ExtrapJsonLinesReader:
 
     name = "extrap-jsonl"
     description = "Extra-P JSON Lines input: one {params, callpath, metric, value} record per line"
-    options = (ALLOW_MISSING_OPTION,)
+    options = (ALLOW_MISSING_OPTION, MAX_INPUT_OPTION)
 
     def sniff(self, path: Path) -> bool:
         head = read_head(Path(path))
@@ -51,7 +60,7 @@ class ExtrapJsonLinesReader:
 
     def read(self, path: Path, **options: Any) -> Experiment:
         path = Path(path)
-        return read_record_lines(path, read_text(path), JSONL_FORMAT,
+        return read_record_lines(path, numbered_lines(text_chunks(path, Limits.from_options(options))), JSONL_FORMAT,
                                  bool(options.get(ALLOW_MISSING_OPTION.name, False)))
 
 
@@ -60,7 +69,9 @@ class ExtrapJsonReader:
 
     name = "extrap-json"
     description = "Extra-P JSON input, old (callpaths/coordinates with ids) and new (nested) flavours"
-    options = (ALLOW_MISSING_OPTION,)
+    options = (ALLOW_MISSING_OPTION, Option(MAX_INPUT_OPTION.name, int, MAX_JSON_MB, "largest input read, in "
+                                            "MiB; a JSON document is parsed whole, so the limit is lower than for "
+                                            "line formats", minimum=1))
 
     def sniff(self, path: Path) -> bool:
         """A JSON object whose head names Extra-P's ``callpaths`` or ``measurements`` and is no line record."""
@@ -74,16 +85,18 @@ class ExtrapJsonReader:
     def read(self, path: Path, **options: Any) -> Experiment:
         path = Path(path)
         allow_missing = bool(options.get(ALLOW_MISSING_OPTION.name, False))
-        text = read_text(path)
+        text = read_text(path, Limits(input_bytes=int(options.get(MAX_INPUT_OPTION.name, MAX_JSON_MB)) * MIB))
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             lines = [line.strip() for line in text.split("\n") if line.strip()]
             if len(lines) > 1 and all(line.startswith("{") for line in lines):
-                return read_record_lines(path, text, JSONL_FORMAT, allow_missing)
+                return read_record_lines(path, [(1, text.split("\n"))], JSONL_FORMAT, allow_missing)
             raise InputError(path, f"is not valid JSON: {exc.msg} (column {exc.colno})", line=exc.lineno) from None
         except RecursionError:
             raise InputError(path, "is not usable JSON: it is nested too deeply") from None
+        except ValueError:  # Python refuses integers of more than 4,300 digits
+            raise InputError(path, "is not usable JSON: it holds a number of more than 4,300 digits") from None
         if not isinstance(data, dict):
             raise InputError(path, "the top level is not a JSON object")
         if "callpaths" in data:
@@ -100,25 +113,54 @@ def _read_new(path: Path, data: dict, allow_missing: bool) -> Experiment:
         raise InputError(path, "'measurements' must be an object {callpath: {metric: [...]}}",
                          member="measurements")
     table = RecordTable(path, ExtrapJsonReader.name)
-    for callpath, per_metric in measurements.items():
-        check_callpath(callpath, path, member=f"measurements/{callpath}")
-        if not isinstance(per_metric, dict):
-            raise InputError(path, "expected an object {metric: [...]}", member=f"measurements/{callpath}")
-        for metric, entries in per_metric.items():
-            member = f"measurements/{callpath}/{metric}"
-            if not isinstance(entries, list):
-                raise InputError(path, "expected a list of {point, values} objects", member=member)
-            for i, entry in enumerate(entries):
-                where = f"{member}[{i}]"
-                if not isinstance(entry, dict) or "point" not in entry or "values" not in entry:
-                    raise InputError(path, "expected an object with 'point' and 'values'", member=where)
-                raw_point = entry["point"] if isinstance(entry["point"], list) else [entry["point"]]
-                if len(raw_point) != len(parameters):
-                    raise InputError(path, f"point has {len(raw_point)} coordinates but there are "
-                                     f"{len(parameters)} parameters {parameters}", member=where)
-                point = tuple(json_number(v, path, "point coordinate", member=where) for v in raw_point)
-                table.add(callpath, metric, point, record_values(entry["values"], path, member=where))
+    if not _new_in_bulk(table, parameters, measurements):
+        for callpath, per_metric in measurements.items():
+            check_callpath(callpath, path, member=f"measurements/{callpath}")
+            if not isinstance(per_metric, dict):
+                raise InputError(path, "expected an object {metric: [...]}", member=f"measurements/{callpath}")
+            for metric, entries in per_metric.items():
+                member = f"measurements/{callpath}/{metric}"
+                if not isinstance(entries, list):
+                    raise InputError(path, "expected a list of {point, values} objects", member=member)
+                for i, entry in enumerate(entries):
+                    where = f"{member}[{i}]"
+                    if not isinstance(entry, dict) or "point" not in entry or "values" not in entry:
+                        raise InputError(path, "expected an object with 'point' and 'values'", member=where)
+                    raw_point = entry["point"] if isinstance(entry["point"], list) else [entry["point"]]
+                    if len(raw_point) != len(parameters):
+                        raise InputError(path, f"point has {len(raw_point)} coordinates but there are "
+                                         f"{len(parameters)} parameters {parameters}", member=where)
+                    point = tuple(json_number(v, path, "point coordinate", member=where) for v in raw_point)
+                    table.add(callpath, metric, point, record_values(entry["values"], path, member=where))
     return table.build(parameters, allow_missing=allow_missing)
+
+
+def _new_in_bulk(table: RecordTable, parameters: list[str], measurements: dict) -> bool:
+    """Add every measurement of the new flavour as one block if all are plainly fine; False (nothing
+    added) if any is not — the one-by-one reading then reports it."""
+    callpaths: list[str] = []
+    metrics: list[str] = []
+    entries: list[Any] = []
+    for callpath, per_metric in measurements.items():
+        if not usable_callpath(callpath) or type(per_metric) is not dict:
+            return False
+        for metric, items in per_metric.items():
+            if type(items) is not list:
+                return False
+            callpaths += [callpath] * len(items)
+            metrics += [metric] * len(items)
+            entries += items
+    if not all(type(e) is dict and "point" in e and "values" in e for e in entries):
+        return False
+    rows = [e["point"] if type(e["point"]) is list else [e["point"]] for e in entries]
+    if not all(len(row) == len(parameters) for row in rows):
+        return False
+    points = bulk_points([v for row in rows for v in row], len(rows), len(parameters))
+    measured = bulk_values([e["values"] for e in entries])
+    if points is None or measured is None:
+        return False
+    table.add_block(callpaths, metrics, points, *measured)
+    return True
 
 
 def _read_old(path: Path, data: dict, allow_missing: bool) -> Experiment:
@@ -144,19 +186,43 @@ def _read_old(path: Path, data: dict, allow_missing: bool) -> Experiment:
     measurements = data.get("measurements")
     if not isinstance(measurements, list):
         raise InputError(path, "'measurements' must be a list", member="measurements")
-    for i, entry in enumerate(measurements):
-        member = f"measurements[{i}]"
-        if not isinstance(entry, dict):
-            raise InputError(path, "expected an object", member=member)
-        point = point_by_id[_ref(path, entry, "coordinate_id", point_by_id, member)]
-        callpath = callpath_by_id[_ref(path, entry, "callpath_id", callpath_by_id, member)]
-        metric = metric_by_id[_ref(path, entry, "metric_id", metric_by_id, member)]
-        if "value" not in entry:
-            raise InputError(path, "measurement lacks 'value'", member=member)
-        table.add(callpath, metric, point, [json_number(entry["value"], path, "measured value", member=member,
-                                                        allow_strings=True)])
+    if not _old_in_bulk(table, measurements, point_by_id, callpath_by_id, metric_by_id, len(names)):
+        for i, entry in enumerate(measurements):
+            member = f"measurements[{i}]"
+            if not isinstance(entry, dict):
+                raise InputError(path, "expected an object", member=member)
+            point = point_by_id[_ref(path, entry, "coordinate_id", point_by_id, member)]
+            callpath = callpath_by_id[_ref(path, entry, "callpath_id", callpath_by_id, member)]
+            metric = metric_by_id[_ref(path, entry, "metric_id", metric_by_id, member)]
+            if "value" not in entry:
+                raise InputError(path, "measurement lacks 'value'", member=member)
+            table.add(callpath, metric, point, [json_number(entry["value"], path, "measured value", member=member,
+                                                            allow_strings=True)])
     points = list(dict.fromkeys(point_by_id[cid] for cid, _ in coordinates))
     return table.build(names, points, allow_missing=allow_missing)
+
+
+def _old_in_bulk(table: RecordTable, measurements: list, point_by_id: dict[int, Point],
+                 callpath_by_id: dict[int, str], metric_by_id: dict[int, str], width: int) -> bool:
+    """Add every measurement of the old flavour as one block if all are plainly fine (integer ids
+    that exist, numeric values, finite coordinates); False (nothing added) otherwise."""
+    if not all(type(e) is dict for e in measurements):
+        return False
+    keys = ("coordinate_id", "callpath_id", "metric_id")
+    ids = [[e.get(key) for e in measurements] for key in keys]
+    if not all(type(i) is int for column in ids for i in column):
+        return False
+    points = [point_by_id.get(i) for i in ids[0]]
+    callpaths = [callpath_by_id.get(i) for i in ids[1]]
+    metrics = [metric_by_id.get(i) for i in ids[2]]
+    if None in points or None in callpaths or None in metrics:
+        return False
+    rows = bulk_points([v for p in points for v in p], len(points), width)  # type: ignore[union-attr]
+    measured = bulk_values([e.get("value", []) for e in measurements])
+    if rows is None or measured is None or not (measured[1] == 1).all():
+        return False
+    table.add_block(callpaths, metrics, rows, *measured)  # type: ignore[arg-type]
+    return True
 
 
 def _id_list(path: Path, data: dict, key: str) -> list[tuple[int, dict]]:

@@ -8,26 +8,103 @@ from __future__ import annotations
 
 import json
 import math
+import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from stat import S_ISREG
+from typing import Any, BinaryIO
 
-from pmkit.errors import InputError
+from pmkit.errors import InputError, excerpt
+from pmkit.readers.limits import MAX_LINE_BYTES, MIB, Limits
 
 HEAD_BYTES = 65536
 """How much of a file ``sniff`` methods look at: enough for a first line, cheap to read."""
 
 
-def read_text(path: Path) -> str:
-    """The whole file as text with newlines normalised to ``\\n`` (a UTF-8 BOM dropped); InputError if unreadable."""
+CHUNK_BYTES = 4 * MIB
+"""Plain input is read and parsed in pieces of about this size (whole lines)."""
+
+BOM = b"\xef\xbb\xbf"
+
+
+def open_input(path: Path) -> BinaryIO:
+    """``path`` opened for reading bytes; InputError in plain words if the system refuses."""
     try:
-        with open(path, encoding="utf-8-sig", newline=None) as file:
-            return file.read()
-    except UnicodeDecodeError as exc:
-        raise InputError(path, f"is not UTF-8 text (byte {exc.start} cannot be decoded)") from None
-    except IsADirectoryError:
-        raise InputError(path, "is a directory, not a file") from None
+        return open(path, "rb")
     except OSError as exc:
-        raise InputError(path, f"cannot be read: {exc.strerror or exc}") from None
+        raise InputError.from_os_error(path, exc) from None
+
+
+def text_chunks(path: Path, limits: Limits, *, max_line: int | None = MAX_LINE_BYTES,
+                size: int | None = None) -> Iterator[tuple[int, bytes]]:
+    """``path`` as pieces of whole lines: (number of the piece's first line, UTF-8 bytes).
+
+    Newlines are normalised to ``\\n`` (``\\r\\n`` and a lone ``\\r`` end a line, as Python's
+    universal newlines do), a leading UTF-8 BOM is dropped, and the file is refused — with
+    InputError naming the line — when it holds a NUL byte (binary data, or an endless ``/dev/zero``),
+    is not UTF-8, has a line longer than ``max_line`` bytes, or grows beyond ``limits.input_bytes``.
+    Memory stays within a piece and a line, whatever the input is.
+    """
+    with open_input(path) as file:
+        try:
+            yield from _pieces(path, file, limits.input_bytes, max_line, size or CHUNK_BYTES)
+        except OSError as exc:
+            raise InputError.from_os_error(path, exc) from None
+
+
+def _pieces(path: Path, file: BinaryIO, limit: int, max_line: int | None, size: int) -> Iterator[tuple[int, bytes]]:
+    stat = os.fstat(file.fileno())
+    if S_ISREG(stat.st_mode) and stat.st_size > limit:
+        raise InputError(path, f"is {stat.st_size / MIB:,.0f} MiB, more than the max_input_mb limit of "
+                         f"{limit // MIB:,} MiB (raise it with -R max_input_mb=N)")
+    line, total, carry, held, data, at_end = 1, 0, b"", b"", b"", False
+    while len(data) < len(BOM) and not at_end:  # a BOM is dropped, even when the first reads are tiny
+        more = file.read(size)
+        data, at_end = data + more, not more
+    data = data.removeprefix(BOM)
+    while True:
+        total += len(data)
+        if total > limit:
+            raise InputError(path, f"is longer than the max_input_mb limit of {limit // MIB:,} MiB (an endless "
+                             "stream?); raise it with -R max_input_mb=N")
+        nul = data.find(b"\0")
+        if nul >= 0:
+            where = line + carry.count(b"\n") + data.count(b"\n", 0, nul)
+            raise InputError(path, "holds a NUL byte: binary data, not text", line=where)
+        data, held = held + data, b""
+        if data.endswith(b"\r") and not at_end:  # a \r\n may be split between two reads
+            data, held = data[:-1], b"\r"
+        if b"\r" in data:
+            data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        buffer = carry + data if carry else data
+        cut = len(buffer) if at_end else buffer.rfind(b"\n") + 1
+        if cut > 0:
+            piece = buffer[:cut]
+            if not piece.isascii():
+                _check_utf8(path, piece, line)
+            yield line, piece
+            line += piece.count(b"\n")
+        carry = buffer[cut:]
+        if max_line is not None and len(carry) > max_line:
+            raise InputError(path, f"has a line longer than {max_line // MIB} MiB", line=line)
+        if at_end:
+            return
+        data = file.read(size)
+        at_end = not data
+
+
+def _check_utf8(path: Path, piece: bytes, line: int) -> None:
+    try:
+        piece.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(path, "is not UTF-8 text (a byte cannot be decoded)",
+                         line=line + piece.count(b"\n", 0, exc.start)) from None
+
+
+def read_text(path: Path, limits: Limits | None = None, *, max_line: int | None = None) -> str:
+    """The whole file as text with newlines normalised to ``\\n`` (a UTF-8 BOM dropped), within
+    ``limits``; InputError if it cannot be read or is not text (see :func:`text_chunks`)."""
+    return "".join(piece.decode("utf-8") for _, piece in text_chunks(path, limits or Limits(), max_line=max_line))
 
 
 def read_head(path: Path, size: int = HEAD_BYTES) -> str | None:
@@ -62,9 +139,9 @@ def parse_float(token: str, path: Path, what: str, *, line: int | None = None, m
     try:
         value = float(token)
     except (ValueError, OverflowError):
-        raise InputError(path, f"{what}: {token!r} is not a number", line=line, member=member) from None
+        raise InputError(path, f"{what}: {excerpt(token)} is not a number", line=line, member=member) from None
     if math.isinf(value):
-        raise InputError(path, f"{what}: {token!r} is not a finite number", line=line, member=member)
+        raise InputError(path, f"{what}: {excerpt(token)} is not a finite number", line=line, member=member)
     return value
 
 
@@ -77,15 +154,16 @@ def json_number(value: Any, path: Path, what: str, *, line: int | None = None, m
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         raise InputError(path, f"{what}: expected a number, got {_describe(value)}", line=line, member=member)
     if isinstance(value, str) and not allow_strings:
-        raise InputError(path, f"{what}: expected a number, got the string {value!r}", line=line, member=member)
+        raise InputError(path, f"{what}: expected a number, got the string {excerpt(value)}", line=line,
+                         member=member)
     if isinstance(value, str):
         return parse_float(value, path, what, line=line, member=member)
     try:
         number = float(value)
     except OverflowError:
-        raise InputError(path, f"{what}: {value} is too large", line=line, member=member) from None
+        raise InputError(path, f"{what}: {excerpt(value)} is too large", line=line, member=member) from None
     if math.isinf(number):
-        raise InputError(path, f"{what}: {value} is not a finite number", line=line, member=member)
+        raise InputError(path, f"{what}: {excerpt(value)} is not a finite number", line=line, member=member)
     return number
 
 
@@ -98,6 +176,8 @@ def load_json(text: str, path: Path, *, line: int | None = None) -> Any:
         raise InputError(path, f"is not valid JSON: {exc.msg} (column {exc.colno})", line=where) from None
     except RecursionError:
         raise InputError(path, "is not usable JSON: it is nested too deeply", line=line) from None
+    except ValueError:  # Python refuses integers of more than 4,300 digits
+        raise InputError(path, "is not usable JSON: it holds a number of more than 4,300 digits", line=line) from None
 
 
 def _describe(value: Any) -> str:
@@ -109,4 +189,4 @@ def _describe(value: Any) -> str:
         return "a list"
     if isinstance(value, dict):
         return "an object"
-    return repr(value)
+    return excerpt(value)

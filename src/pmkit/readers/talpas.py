@@ -16,8 +16,9 @@ from typing import Any
 from pmkit.experiment import Experiment
 from pmkit.hookspecs import hookimpl
 from pmkit.readers.extrap_records import ALLOW_MISSING_OPTION
-from pmkit.readers.parsing import read_head, read_text
-from pmkit.readers.record_lines import TALPAS_FORMAT, looks_like_record, read_record_lines
+from pmkit.readers.limits import MAX_INPUT_OPTION, Limits
+from pmkit.readers.parsing import read_head, text_chunks
+from pmkit.readers.record_lines import TALPAS_FORMAT, looks_like_record, numbered_lines, read_record_lines
 
 
 class TalpasReader:
@@ -25,7 +26,7 @@ class TalpasReader:
 
     name = "talpas"
     description = "Talpas input: one {parameters; metric; callpath; value} record per line, ';'-separated"
-    options = (ALLOW_MISSING_OPTION,)
+    options = (ALLOW_MISSING_OPTION, MAX_INPUT_OPTION)
 
     def sniff(self, path: Path) -> bool:
         """True if the first non-blank line is a record with ``;`` separators and a parameters object."""
@@ -37,8 +38,8 @@ class TalpasReader:
 
     def read(self, path: Path, **options: Any) -> Experiment:
         path = Path(path)
-        return read_record_lines(path, read_text(path), TALPAS_FORMAT,
-                                 bool(options.get(ALLOW_MISSING_OPTION.name, False)))
+        return read_record_lines(path, numbered_lines(text_chunks(path, Limits.from_options(options))),
+                                 TALPAS_FORMAT, bool(options.get(ALLOW_MISSING_OPTION.name, False)))
 
 
 @hookimpl(trylast=True)

@@ -14,12 +14,18 @@ carries ±2 % uniform noise from a fixed seed.  Planted scalability problems (se
   and the halo ``MPI_Waitall`` absorbs the difference as waiting time on the other ranks.
 
 Everything else is flat per rank, as weak scaling should be.
+
+``python -m pmkit.testing.example_study --optimised DIR`` writes the same program after an
+optimisation, for ``pmkit compare``: a tree gather (``MPI_Gather`` grows with log2(p)), the
+imbalance fixed (every rank does the mean work, and the halo ``MPI_Waitall`` no longer waits for
+it), and a regression: ``EvalEOSForElems`` 15 % slower.
 """
 
 from __future__ import annotations
 
+import functools
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -97,8 +103,12 @@ _BYTES = {"MPI_Isend": 3 * 8 * 45 * 45, "MPI_Allreduce": 8, "MPI_Gather": 8 * 30
 CALLPATHS = tuple(_KERNELS)
 
 
-def run_values(p: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
-    """Exclusive time, visits and bytes sent per call path (rows, in CALLPATHS order) and rank."""
+EOS = f"{ELEMENTS}->ApplyMaterialPropertiesForElems->EvalEOSForElems"
+
+
+def run_values(p: int, rng: np.random.Generator, optimised: bool = False) -> dict[str, np.ndarray]:
+    """Exclusive time, visits and bytes sent per call path (rows, in CALLPATHS order) and rank;
+    ``optimised``: after the optimisation described in the module's documentation."""
     n = len(CALLPATHS)
     row = {cp: i for i, cp in enumerate(CALLPATHS)}
     time = np.zeros((n, p))
@@ -109,10 +119,12 @@ def run_values(p: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
         time[row[cp]] = seconds * calls
         visits[row[cp]] = calls
     ranks = np.arange(p)
-    time[row[IMBALANCED]] *= np.where(ranks % 4 == 0, 1.6, 1.0)
+    time[row[IMBALANCED]] *= 1.15 if optimised else np.where(ranks % 4 == 0, 1.6, 1.0)
     time[row[HALO_WAIT]] += time[row[IMBALANCED]].max() - time[row[IMBALANCED]]
     time[row[ALLREDUCE]] = ITERATIONS * (4e-6 + 1.2e-5 * np.log2(p))
-    time[row[GATHER]] = 5e-5 + 4e-5 * ranks
+    time[row[GATHER]] = 5e-5 + (4e-4 * np.log2(p) * np.ones(p) if optimised else 4e-5 * ranks)
+    if optimised:
+        time[row[EOS]] *= 1.15
     time[row["main->VerifyAndWriteFinalOutput->write_output"], 0] = 0.35
     visits[row["main->VerifyAndWriteFinalOutput->write_output"]] = ranks == 0
     for cp in CALLPATHS:
@@ -125,28 +137,46 @@ def run_values(p: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
 
 
 def generate(directory: str | Path, processes: Sequence[int] = PROCESSES, repetitions: int = REPETITIONS,
-             seed: int = SEED) -> list[Path]:
-    """Write the study into ``directory``; returns the files written (the same bytes for the same seed)."""
+             seed: int = SEED, optimised: bool = False) -> list[Path]:
+    """Write the study into ``directory``; returns the files written (the same bytes for the same seed).
+    ``optimised`` writes the program after the optimisation (see the module's documentation)."""
+    return write_runs(directory, CALLPATHS, functools.partial(run_values, optimised=optimised), processes,
+                      repetitions, seed, "pmkit example study (Score-P style)")
+
+
+def write_runs(directory: str | Path, callpaths: Sequence[str | Sequence[str]],
+               values: Callable[[int, np.random.Generator], dict[str, np.ndarray]], processes: Sequence[int],
+               repetitions: int, seed: int, creator: str) -> list[Path]:
+    """Write ``DIR/lulesh.p{p}.r{rep}/profile.cubex`` for every process count and repetition, each run's
+    values from ``values(p, rng)``; returns the files written."""
     rng = np.random.default_rng(seed)
     files = []
     for p in processes:
         for rep in range(1, repetitions + 1):
-            values = run_values(p, rng)
             target = Path(directory) / f"lulesh.p{p}.r{rep}" / "profile.cubex"
-            files.append(write_cube(target, CALLPATHS, (TIME, VISITS, BYTES_SENT), values, processes=p,
-                                    creator="pmkit example study (Score-P style)"))
+            files.append(write_cube(target, callpaths, (TIME, VISITS, BYTES_SENT), values(p, rng), processes=p,
+                                    creator=creator))
     return files
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def command(argv: Sequence[str] | None, module: str, doc: str | None, write: Callable[..., list[Path]],
+            flags: Sequence[str] = ()) -> int:
+    """``python -m MODULE [--FLAG] DIR``: write a study with ``write(DIR, flag=True, ...)`` and say so; usage
+    on ``-h``."""
     args = list(sys.argv[1:] if argv is None else argv)
-    if len(args) != 1 or args[0] in ("-h", "--help"):
-        print("usage: python -m pmkit.testing.example_study DIR\n\n" + (__doc__ or "").strip().split("\n\n")[1],
-              file=sys.stderr)
+    given = {flag: f"--{flag}" in args for flag in flags}
+    args = [a for a in args if a.lstrip("-") not in given]
+    if len(args) != 1 or args[0].startswith("-"):
+        usage = "".join(f" [--{flag}]" for flag in flags)
+        print(f"usage: python -m {module}{usage} DIR\n\n" + (doc or "").strip().split("\n\n")[1], file=sys.stderr)
         return 2
-    files = generate(args[0])
+    files = write(args[0], **given)
     print(f"wrote {len(files)} Cube files ({len(PROCESSES)} process counts × {REPETITIONS} repetitions) to {args[0]}")
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return command(argv, "pmkit.testing.example_study", __doc__, generate, flags=("optimised",))
 
 
 if __name__ == "__main__":

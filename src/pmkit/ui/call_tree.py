@@ -8,14 +8,27 @@ call paths below ``min_share`` both now and at the target fold into one ``… N 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
-from rich import box
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 from rich.text import Text
 
 from pmkit.models import Model
+from pmkit.names import display_names, printable
 from pmkit.scaling import RANKING_SHARE, CallpathScaling, ScalingReport
+from pmkit.ui.layout import (
+    Column,
+    Piece,
+    break_text,
+    longest_word,
+    one_line,
+    term_pieces,
+    widest,
+    word_pieces,
+    wrap,
+)
+from pmkit.ui.layout import table as layout_table
 from pmkit.ui.quantities import format_change_point, format_point, format_share, format_value, growth_style
 
 
@@ -28,6 +41,18 @@ def prior_notes(row: CallpathScaling) -> list[str]:
     return [row.prior_note] if row.prior_note else []
 
 
+OUTLIER_NOTE = "one measured point was left out as an outlier (--callpath shows which)"
+
+
+def tree_notes(row: CallpathScaling) -> list[str]:
+    """The footnotes of a row in the tree: what a prior did (up to its reason), a point left out as an outlier."""
+    notes = [_short(n) for n in prior_notes(row)]
+    if row.model is not None and row.model.outliers:
+        notes.append(OUTLIER_NOTE if len(row.model.outliers) == 1 else OUTLIER_NOTE.replace(
+            "one measured point was", "measured points were"))
+    return notes
+
+
 def _short(note: str) -> str:
     return note.split(" (")[0]
 
@@ -36,20 +61,21 @@ def _superscript(number: int) -> str:
     return str(number).translate(str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹"))
 
 
-def model_text(row: CallpathScaling, digits: int = 3) -> Text:
-    """The model's function in pretty notation, or why there is none, dimmed."""
+def model_pieces(row: CallpathScaling, digits: int = 3) -> list[list[Piece]]:
+    """The model's function in pretty notation, split between terms, or why there is none (dimmed words)."""
     if row.measured_points == 0 and (row.model is None or row.model.function is None):
-        return Text("not measured", style="dim")
+        return [[(word, "dim") for word in word_pieces("not measured")]]
     if row.model is None:
-        return Text("not modeled", style="dim")
+        return [[(word, "dim") for word in word_pieces("not modeled")]]
     if row.model.function is None:
         note = row.model.notes[0] if row.model.notes else "no reason given"
-        return Text(note if "model" in note else f"no model: {note}", style="dim yellow")
-    text = Text((row.law or row.model.function).pretty_text(digits))
+        return [[(word, "dim yellow") for word in word_pieces(note if "model" in note else f"no model: {note}")]]
+    pieces = [[(term, "") for term in term_pieces(printable((row.law or row.model.function).pretty_text(digits)))]]
     marker = change_marker(row.model)
-    if marker:  # on a line of its own, so that a narrow column does not break it
-        text.append(f"\n{marker}", style="magenta")
-    return text
+    if marker:  # a segmented model: the law at the target, and where it changes on a line of its own
+        head, _, where = marker.partition(" at ")
+        pieces.append([(f"{head} at", "magenta"), (where, "magenta")])
+    return pieces
 
 
 def change_marker(model: Model | None) -> str:
@@ -59,26 +85,23 @@ def change_marker(model: Model | None) -> str:
     return f"changes at {model.change_point.parameter} ≈ {format_change_point(model.change_point.value)}"
 
 
+def model_text(row: CallpathScaling, digits: int = 3) -> Text:
+    """The model's function in pretty notation on one line, or why there is none, dimmed; a segmented
+    model's law at the target, with where it changes."""
+    out = Text()
+    for k, paragraph in enumerate(model_pieces(row, digits)):
+        if k:
+            out.append("  ")
+        for n, (text, style) in enumerate(paragraph):
+            out.append((" " if n else "") + text, style=style)
+    return out
+
+
 def growth_text(row: CallpathScaling) -> Text:
     """The growth class label in its colour; ``–`` without a model."""
     if row.growth_class is None or not row.has_model:
         return Text("–", style="dim")
-    return Text(row.growth_class.label, style=growth_style(row.growth_class.level))
-
-
-def path_text(path: str, width: int | None = None) -> Text:
-    """A call path with its leaf in bold, broken after ``->`` (not inside a name) to fit ``width``."""
-    parts = path.split("->")
-    pieces = [p + "->" for p in parts[:-1]] + [parts[-1]]
-    text = Text()
-    used = 0
-    for n, piece in enumerate(pieces):
-        if width is not None and used and used + len(piece) > width:
-            text.append("\n")
-            used = 0
-        text.append(piece, style="bold" if n == len(pieces) - 1 else "")
-        used += len(piece)
-    return text
+    return Text(printable(row.growth_class.label), style=growth_style(row.growth_class.level))
 
 
 def _significant(row: CallpathScaling, min_share: float) -> bool:
@@ -93,7 +116,7 @@ def visible_rows(report: ScalingReport, *, depth: int | None = None, min_share: 
     A row of None is a ``… N more`` line for ``folded`` siblings below ``min_share``; ``hidden``
     counts descendants cut by ``depth``.
     """
-    key = report.sort_key(sort)
+    key = report.sort_key(sort, min_share * RANKING_SHARE)
     tree = report.experiment.callpaths
     keep: dict[int, bool] = {}
 
@@ -133,39 +156,42 @@ def visible_rows(report: ScalingReport, *, depth: int | None = None, min_share: 
 class CallTreeView:
     """The call tree as a table: model, growth, share now, prediction and share at the target.
 
-    A renderable: the call path column gets the width its deepest names need (up to 45 % of the
-    width it is printed at), so that names fold only when they must and the model folds instead.
+    A renderable laid out for the width it is printed at (:mod:`pmkit.ui.layout`): names are short
+    (``full_names`` shows them whole) and get the room their deepest rows need, up to
+    :data:`PATH_SHARE` of the width; a model breaks between its terms; numbers are never cut.  When
+    the columns do not fit, they are given up in this order: the model, the share now, the value at
+    the target (the growth and the share then stay); the caption names what was left out.
     """
 
     def __init__(self, report: ScalingReport, *, depth: int | None = None, min_share: float = 0.01,
-                 sort: str = "share", title: str | None = None) -> None:
+                 sort: str = "share", title: str | None = None, full_names: bool = False) -> None:
         self.report = report
         self.rows = visible_rows(report, depth=depth, min_share=min_share, sort=sort)
         self.min_share = min_share
         self.sort = sort
         self.title = title
-        notes = dict.fromkeys(_short(n) for row, *_ in self.rows if row is not None for n in prior_notes(row))
+        self.full_names = full_names
+        self.names = display_names(report.experiment.callpaths, full=full_names)
+        notes = dict.fromkeys(n for row, *_ in self.rows if row is not None for n in tree_notes(row))
         self.markers = {note: _superscript(n + 1) for n, note in enumerate(notes)}
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         yield self.table(options.max_width)
 
-    def _labels(self, width: int | None) -> list[Text]:
-        labels = []
-        for row, guide, hidden, folded in self.rows:
-            if row is None:
-                name, style, suffix = f"… {folded} more <{format_share(self.min_share)}", "dim italic", ""
-            else:
-                name, style, suffix = row.name, "bold" if row.depth == 0 else "", f" +{hidden}" if hidden else ""
-            labels.append(_wrapped_label(guide, name, style, suffix, width))
-        return labels
+    def _label(self, row: CallpathScaling | None, hidden: int, folded: int) -> tuple[str, str, str]:
+        """(name, style, suffix) of a row's label."""
+        if row is None:
+            return f"… {folded} more <{format_share(self.min_share)}", "dim italic", ""
+        return self.names[row.index], "bold" if row.depth == 0 else "", f" +{hidden}" if hidden else ""
 
-    def _cells(self, row: CallpathScaling, hidden: int) -> tuple[Text, Text, Text, Text, Text]:
-        """Model, growth, share now, value and share at the target; a collapsed row counts its callees."""
+    def _cells(self, row: CallpathScaling, hidden: int) -> tuple[list[list[Piece]], Text, Text, Text, Text]:
+        """Model pieces, growth, share now, value and share at the target; a collapsed row counts its callees."""
         report = self.report
-        model = model_text(row)
-        for note in prior_notes(row):
-            model.append(f" {self.markers[_short(note)]}", style="dim")
+        model = model_pieces(row)
+        marks = "".join(self.markers[note] for note in tree_notes(row))
+        if marks:
+            text, style = model[0][-1]
+            model[0][-1] = (f"{text} {marks}", style)
         branch = bool(hidden) and not report.inclusive
         now, then = (row.branch_share, row.branch_predicted_share) if branch else (row.share, row.predicted_share)
         value = row.branch_predicted if branch else row.predicted
@@ -183,59 +209,84 @@ class CallTreeView:
                 growth.stylize("italic")
         return model, growth, *numbers
 
-    def table(self, width: int | None = None) -> Table:
-        """The tree laid out for ``width`` columns (None: as wide as the content)."""
+    def caption(self) -> str:
+        """What the columns mean, how siblings are ordered, and the footnotes."""
         report = self.report
         kind = "inclusive (with callees)" if report.inclusive else "exclusive (without callees)"
-        order = {"share": "their branch's share then" if not report.inclusive else "share then",
-                 "growth": "growth", "name": "name"}[self.sort]
-        caption = f"{report.metric} is {kind}; siblings sorted by {order}"
+        branch = "their branch's " if not report.inclusive else ""
+        order = {"share": f"{branch}share then", "growth": f"{branch}fastest growth", "name": "name"}[self.sort]
+        caption = (f"share now: of the total at {format_point(report.reference)} · {target_header(report)}: "
+                   f"predicted · share then: of the predicted total\n"
+                   f"{printable(report.metric)} is {kind}; siblings sorted by {order}")
         if any(r is not None and r.predicted < 0 for r, *_ in self.rows):
             caption += "; ! the model is negative at the target: it does not hold that far"
         if not report.inclusive and any(hidden for _, _, hidden, _ in self.rows):
             caption += "; a row marked +N counts its N hidden callees (growth: the fastest of them)"
+        if not self.full_names and any(row is not None and self.names[row.index] != row.name
+                                       for row, *_ in self.rows):
+            caption += "; names shortened (--full-names shows them whole)"
         for note, marker in self.markers.items():
             caption += f"\n{marker} {note}"
+        return caption
+
+    def table(self, width: int | None = None) -> Table:
+        """The tree laid out for ``width`` columns (None: as wide as the content)."""
+        report = self.report
+        labels = [(guide, *self._label(row, hidden, folded)) for row, guide, hidden, folded in self.rows]
         cells = [None if row is None else self._cells(row, hidden) for row, _, hidden, _ in self.rows]
-        needed = max((_label_width(guide, row, hidden, folded, self.min_share)
-                      for row, guide, hidden, folded in self.rows), default=12)
+        blank: list[list[Piece]] = []
+        models = [c[0] if c is not None else blank for c in cells]
+        others = [list(c[1:]) if c is not None else [Text("")] * 4 for c in cells]
+        natural = max((len(guide) + len(name) + len(suffix) for guide, name, _, suffix in labels), default=9)
+        whole = max((len(guide) + longest_word(name) + len(suffix) for guide, name, _, suffix in labels), default=9)
+        deepest = max((len(guide) for guide, *_ in labels), default=0)
+        room = None if width is None else max(int(width * PATH_SHARE), 24)
+        path = Column("call path", lambda w: [_label_text(*label, w) for label in labels], natural,
+                      minimum=deepest + 8, want=whole if room is None else min(whole, room), grow=2)
+        model = Column("model", lambda w: [wrap(m, w) for m in models], max(map(one_line, models), default=5),
+                       minimum=max(map(widest, models), default=5), want=0, drop=1, grow=1)
         header = target_header(report)
-        gap = _gap(width)
-        columns = list(zip(*(c for c in cells if c is not None), strict=True)) or [()] * 5
-        model_w = min(max([5, *(t.cell_len for t in columns[0])]), 8)
-        growth_w = max([6, *(t.cell_len for t in columns[1])])
-        now_w = max([5, *(t.cell_len for t in columns[2])])
-        value_w = max([max(map(len, header.split())), *(t.cell_len for t in columns[3])])
-        then_w = max([5, *(t.cell_len for t in columns[4])])
-        path_width = needed
-        if width is not None:
-            others = model_w + growth_w + now_w + value_w + then_w + 5 * gap + SLACK
-            path_width = max(12, min(needed, width - others))
-        labels = self._labels(path_width if width is not None else None)
-        table = Table(box=box.SIMPLE_HEAD, title=self.title, title_justify="left", pad_edge=False, show_edge=False,
-                      collapse_padding=True, caption=caption, caption_justify="left", caption_style="dim",
-                      padding=(0, 1) if gap == 2 else (0, 0))
-        table.add_column("call path", overflow="fold", width=path_width)
-        table.add_column("model", overflow="fold", min_width=model_w)
-        table.add_column("growth", overflow="fold", min_width=growth_w)
-        table.add_column("share\nnow", justify="right", no_wrap=True)
-        table.add_column(header, justify="right", no_wrap=False, min_width=value_w)
-        table.add_column("share\nthen", justify="right", no_wrap=True)
-        for label, row_cells in zip(labels, cells, strict=True):
-            table.add_row(label, *(row_cells or ("",) * 5))
-        return table
+
+        def numbers(n: int) -> Callable[[int], list[Text]]:
+            return lambda w: [row[n] for row in others]
+
+        def width_of(n: int) -> int:
+            return max((row[n].cell_len for row in others), default=1)
+
+        growth_pieces = [[[(part, "")] for part in row[0].plain.split("·")] for row in others]
+        columns = [
+            path, model,
+            Column("growth", lambda w: [_growth_cell(row[0], w) for row in others], width_of(0),
+                   minimum=max((widest(g) + 1 for g in growth_pieces), default=6), grow=3),
+            Column("share\nnow", numbers(1), width_of(1), drop=2, justify="right", name="share now"),
+            Column(header, numbers(2), width_of(2), drop=3, justify="right", name=header),
+            Column("share\nthen", numbers(3), width_of(3), justify="right", name="share then"),
+        ]
+        return layout_table(columns, width, title=self.title, caption=self.caption())
 
 
-NARROW = 100
-"""Below this many columns the tree and the ranking separate their columns by one space, not two."""
+PATH_SHARE = 0.5
+"""The call path column of the tree takes up to this part of the width before the model is given up for it."""
 
 
-SLACK = 2
-"""Columns rich may widen by a cell beyond their content (a wrapped header); kept free so nothing spills."""
-
-
-def _gap(width: int | None) -> int:
-    return 1 if width is not None and width < NARROW else 2
+def _growth_cell(text: Text, width: int) -> Text:
+    """A growth label, broken after ``·`` when it is wider than ``width``."""
+    if text.cell_len <= width:
+        return text
+    out = Text(style=text.style)
+    used = 0
+    for n, part in enumerate(text.plain.split("·")):
+        piece = part if n == 0 else "·" + part
+        if used and used + len(piece) > width:
+            out.append("\n")
+            used = 0
+            piece = piece.lstrip("·")
+        out.append(piece)
+        used += len(piece)
+    out.stylize(text.style)
+    for span in text.spans:
+        out.stylize(span.style)
+    return out
 
 
 def target_header(report: ScalingReport) -> str:
@@ -251,30 +302,25 @@ def value_text(value: float, unit: str) -> Text:
     return Text(format_value(value, unit))
 
 
-def _label_width(guide: str, row: CallpathScaling | None, hidden: int, folded: int, min_share: float) -> int:
-    if row is None:
-        return len(guide) + len(f"… {folded} more <{format_share(min_share)}")
-    return len(guide) + len(row.name) + (len(f" +{hidden}") if hidden else 0)
-
-
-def _wrapped_label(guide: str, name: str, style: str, suffix: str, width: int | None) -> Text:
-    """Guide and name; a name too long for ``width`` continues on lines indented under the guide."""
+def _label_text(guide: str, name: str, style: str, suffix: str, width: int) -> Text:
+    """Guide and name; a name too long for ``width`` continues on lines indented under the guide,
+    broken between words and scopes where it can (:func:`pmkit.ui.layout.break_text`)."""
     text = Text(guide, style="dim")
-    room = None if width is None else width - len(guide)
-    if room is None or len(name) + len(suffix) <= room or room < 6:
+    room = width - len(guide)
+    if len(name) + len(suffix) <= room or room < 4:
         return text.append(name, style=style).append(suffix, style="dim")
     continuation = guide.replace("├ ", "│ ").replace("└ ", "  ")
-    pieces = [name[i:i + room] for i in range(0, len(name), room)]
-    for n, piece in enumerate(pieces):
+    lines = break_text(name, room)
+    for n, line in enumerate(lines):
         if n:
             text.append("\n" + continuation, style="dim")
-        text.append(piece, style=style)
-    if len(pieces[-1]) + len(suffix) <= room:
+        text.append(line, style=style)
+    if len(lines[-1]) + len(suffix) <= room:
         return text.append(suffix, style="dim")
     return text.append("\n" + continuation, style="dim").append(suffix.strip(), style="dim")
 
 
 def call_tree_view(report: ScalingReport, *, depth: int | None = None, min_share: float = 0.01,
-                   sort: str = "share", title: str | None = None) -> CallTreeView:
+                   sort: str = "share", title: str | None = None, full_names: bool = False) -> CallTreeView:
     """The call tree renderable; see :class:`CallTreeView`."""
-    return CallTreeView(report, depth=depth, min_share=min_share, sort=sort, title=title)
+    return CallTreeView(report, depth=depth, min_share=min_share, sort=sort, title=title, full_names=full_names)

@@ -11,6 +11,7 @@ from rich.text import Text
 
 from pmkit.detail import CallpathDetail
 from pmkit.models import Model
+from pmkit.names import printable, short_name
 from pmkit.ui.call_tree import growth_text, model_text
 from pmkit.ui.plot import MeasurementPlot, plot_data
 from pmkit.ui.quantities import (
@@ -33,11 +34,14 @@ def summary_view(detail: CallpathDetail) -> Table:
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold", no_wrap=True)
     grid.add_column(overflow="fold")
-    grid.add_row("call path", Text(row.callpath, style="bold"))
+    grid.add_row("call path", Text(printable(row.callpath), style="bold"))
+    short = short_name(row.name)
+    if short != row.name:
+        grid.add_row("function", Text(printable(short)))
     grid.add_row("model", model_text(row, digits=4))
     model = row.model
     if model is not None and model.function is not None:
-        grid.add_row("as text", Text((row.law or model.function).extrap_text(6), style="dim"))
+        grid.add_row("as text", Text(printable((row.law or model.function).extrap_text(6)), style="dim"))
         for label, text in segment_lines(model):
             grid.add_row(label, text)
         span = f"  {format_growth_factor(row.growth)} from {format_point(detail.reference)} to " \
@@ -47,15 +51,17 @@ def summary_view(detail: CallpathDetail) -> Table:
         grid.add_row("quality", f"SMAPE {format_figure(q.smape, 3, '%')}  adj. R² {format_r2(q.adjusted_r2)}  "
                                 f"RSS {format_figure(q.rss)}  CV-SMAPE {format_figure(q.cv_smape, 3, '%')}")
     if model is not None:
-        grid.add_row("modeler", (model.modeler or "–") + (f", {model.n_points} points" if model.n_points else ""))
+        grid.add_row("modeler", Text(printable(model.modeler or "–")
+                                     + (f", {model.n_points} points" if model.n_points else "")))
         for note in model.notes:
-            grid.add_row("note", Text(note, style="italic"))
+            grid.add_row("note", Text(printable(note), style="italic"))
     grid.add_row("share", f"{format_share(row.share)} of the total now, "
                           f"{format_share(row.predicted_share)} at the target")
     for stored in detail.stored:
         function = stored.model.function
-        text = Text(f"{stored.name}: ", style="bold")
-        text.append(function.pretty_text() if function is not None else "no model: " + "; ".join(stored.model.notes))
+        text = Text(f"{printable(stored.name)}: ", style="bold")
+        text.append(printable(function.pretty_text()) if function is not None
+                    else printable("no model: " + "; ".join(stored.model.notes)))
         if function is not None:
             text.append(f"  ({format_figure(stored.at_target)} at {format_point(detail.target)})", style="dim")
         grid.add_row("stored", text)
@@ -82,8 +88,10 @@ def segment_lines(model: Model) -> list[tuple[str, str]]:
 def points_view(detail: CallpathDetail) -> Table:
     """Measured points: repetitions, mean, spread, min and max, the model's value and its error."""
     unit = detail.unit
+    left_out = any(p.left_out for p in detail.points)
     table = Table(box=box.SIMPLE_HEAD, title="Measured", title_justify="left", pad_edge=False, show_edge=False,
-                  collapse_padding=True)
+                  collapse_padding=True, caption="* left out as an outlier: the model and its quality figures are "
+                  "of the other points" if left_out else None, caption_justify="left", caption_style="dim")
     table.add_column("point", overflow="fold")
     table.add_column("reps", justify="right", no_wrap=True)
     table.add_column("mean", justify="right", no_wrap=True)
@@ -96,7 +104,8 @@ def points_view(detail: CallpathDetail) -> Table:
         error = Text(format_change(p.relative_error))
         if math.isfinite(p.relative_error) and abs(p.relative_error) > max(0.1, 2 * _or_zero(p.spread)):
             error.stylize("yellow")
-        table.add_row(p.label, str(p.repetitions), format_value(p.mean, unit), format_spread(p.spread),
+        table.add_row(printable(p.label) + ("*" if p.left_out else ""), str(p.repetitions), format_value(p.mean, unit),
+                      format_spread(p.spread),
                       format_value(p.minimum, unit), format_value(p.maximum, unit),
                       format_value(p.fitted, unit), error)
     return table

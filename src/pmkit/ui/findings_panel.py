@@ -5,36 +5,79 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rich import box
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.panel import Panel
-from rich.table import Table
 from rich.text import Text
 
+from pmkit.experiment import CallTree
 from pmkit.findings import Finding
+from pmkit.names import display_names, display_path, printable
+from pmkit.ui.layout import Column, Piece, break_text, longest_element, longest_token, one_line, widest, wrap
+from pmkit.ui.layout import table as layout_table
 from pmkit.ui.quantities import format_severity
 
+PANEL_EDGES = 4
+"""Columns a panel takes from its content: a border and a space on each side."""
 
-def _where(finding: Finding) -> str:
-    parts = [p for p in (finding.callpath, finding.location) if p]
-    return " @ ".join(parts) or "–"
+WHERE = 32
+"""The call path column widens up to this (or its longest element) before the finding's text gets the rest."""
 
 
-def findings_panel(findings: Sequence[Finding], *, limit: int | None = 20) -> Panel:
+class FindingsPanel:
+    """Findings (severity, what, where, detector) in a panel laid out for the width it is printed at.
+
+    With the experiment's call ``tree``, call paths are shown in short names (whole with
+    ``full_names``), as in the call tree; the finding's text wraps between words, the call path
+    between its elements; the severity is never cut.
+    """
+
+    def __init__(self, findings: Sequence[Finding], *, limit: int | None = 20, tree: CallTree | None = None,
+                 full_names: bool = False) -> None:
+        self.findings = list(findings)
+        self.shown = self.findings if limit is None else self.findings[:limit]
+        self.tree = tree
+        self.full_names = full_names
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield self.panel(options.max_width)
+
+    def _where(self, finding: Finding) -> str:
+        path = finding.callpath
+        if path and self.tree is not None and path in self.tree:
+            path = display_path(self.tree, self.tree.index(path), display_names(self.tree, full=self.full_names))
+        parts = [printable(p) for p in (path, finding.location) if p]
+        return " @ ".join(parts) or "–"
+
+    def panel(self, width: int | None = None) -> Panel:
+        """The panel for ``width`` columns (None: as wide as its content)."""
+        if not self.findings:
+            return Panel(Text("No findings.", style="green"), title="Findings", title_align="left", box=box.ROUNDED)
+        texts: list[list[list[Piece]]] = []
+        for finding in self.shown:
+            what = [[(word, "bold") for word in printable(finding.title).split()]]
+            what += [[(word, "") for word in printable(line).split()] for line in finding.message.splitlines()]
+            texts.append(what)
+        where = [self._where(f) for f in self.shown]
+        severity = [Text(format_severity(f.severity, f.unit), style="red") for f in self.shown]
+        detector = [Text(printable(f.detector), style="dim") for f in self.shown]
+        least = max((longest_element(w) for w in where), default=5)
+        columns = [
+            Column("severity", lambda w: severity, max(c.cell_len for c in severity), justify="right"),
+            Column("finding", lambda w: [wrap(t, w) for t in texts], max(map(one_line, texts)),
+                   minimum=max(map(widest, texts)), want=max(24, max(map(widest, texts))), grow=2),
+            Column("where", lambda w: [Text("\n".join(break_text(p, w))) for p in where],
+                   min(max(len(p) for p in where), max(least, WHERE)),
+                   minimum=min(max(longest_token(w) for w in where), 16), want=least, grow=1),
+            Column("by", lambda w: detector, max(c.cell_len for c in detector)),
+        ]
+        view = layout_table(columns, None if width is None else width - PANEL_EDGES)
+        more = len(self.findings) - len(self.shown)
+        subtitle = f"{more} more — see --json" if more > 0 else None
+        return Panel(view, title=f"Findings ({len(self.findings)})", title_align="left", subtitle=subtitle,
+                     subtitle_align="left", box=box.ROUNDED, expand=False)
+
+
+def findings_panel(findings: Sequence[Finding], *, limit: int | None = 20, tree: CallTree | None = None,
+                   full_names: bool = False) -> FindingsPanel:
     """A panel listing findings (severity, what, where, detector); says so when there are none."""
-    if not findings:
-        return Panel(Text("No findings.", style="green"), title="Findings", title_align="left", box=box.ROUNDED)
-    table = Table(box=None, pad_edge=False, show_header=True, header_style="bold", expand=False)
-    table.add_column("severity", justify="right", no_wrap=True)
-    table.add_column("finding", overflow="fold", ratio=3)
-    table.add_column("where", overflow="fold", ratio=2)
-    table.add_column("by", overflow="fold")
-    shown = list(findings) if limit is None else list(findings)[:limit]
-    for finding in shown:
-        what = Text(finding.title, style="bold")
-        if finding.message:
-            what.append(f"\n{finding.message}", style="")
-        table.add_row(Text(format_severity(finding.severity, finding.unit), style="red"), what, _where(finding),
-                      Text(finding.detector, style="dim"))
-    more = len(findings) - len(shown)
-    subtitle = f"{more} more — see --json" if more > 0 else None
-    return Panel(table, title=f"Findings ({len(findings)})", title_align="left", subtitle=subtitle,
-                 subtitle_align="left", box=box.ROUNDED)
+    return FindingsPanel(findings, limit=limit, tree=tree, full_names=full_names)

@@ -1,4 +1,5 @@
-"""``pmkit show --markdown``: the same views as a Markdown report to paste into an issue or a paper.
+"""``pmkit show --markdown`` and ``pmkit compare --markdown``: the same views as a Markdown report to paste
+into an issue or a paper.
 
 Tables are GitHub-flavoured Markdown; call paths are written in full (in code spans) so that a
 reader can paste one into ``--callpath``; the plot, when a call path is detailed, is a text block.
@@ -12,10 +13,13 @@ from collections.abc import Sequence
 from rich.console import Console
 
 from pmkit.analysis import Analysis, ContributedTable, InputAnalysis
+from pmkit.comparison import CallpathComparison, Comparison
 from pmkit.detail import CallpathDetail
+from pmkit.experiment import CallTree
 from pmkit.findings import Finding
+from pmkit.names import display_names, display_path, printable
 from pmkit.scaling import RANKING_SHARE, ScalingReport
-from pmkit.ui.call_tree import change_marker, prior_notes, visible_rows
+from pmkit.ui.call_tree import change_marker, tree_notes, visible_rows
 from pmkit.ui.detail import segment_lines
 from pmkit.ui.plot import MeasurementPlot, plot_data
 from pmkit.ui.quantities import (
@@ -28,16 +32,18 @@ from pmkit.ui.quantities import (
     format_r2,
     format_severity,
     format_share,
+    format_signed_value,
     format_spread,
     format_value,
 )
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    return printable(text.replace("\n", " ")).replace("|", "\\|")
 
 
 def _code(text: str) -> str:
+    text = printable(text)
     return f"`{text}`" if "`" not in text else f"``{text}``"
 
 
@@ -49,91 +55,100 @@ def _model(row) -> str:
 
 
 def _growth(row) -> str:
-    return "–" if row.growth_class is None or not row.has_model else row.growth_class.label
+    return "–" if row.growth_class is None or not row.has_model else printable(row.growth_class.label)
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[int] = ()) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |",
+    lines = ["| " + " | ".join(_cell(h) for h in header) + " |",
              "|" + "|".join("---:" if i in right else "---" for i in range(len(header))) + "|"]
     lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
     return lines
 
 
 def markdown_report(analysis: Analysis, *, depth: int | None = None, min_share: float = 0.01, sort: str = "share",
-                    top: int = 10) -> str:
+                    top: int = 10, full_names: bool = False) -> str:
     """The analysis as Markdown text, one section per input (see :func:`markdown_section`)."""
-    return "\n".join(markdown_section(result, depth=depth, min_share=min_share, sort=sort, top=top)
-                     for result in analysis.inputs)
+    return "\n".join(markdown_section(result, depth=depth, min_share=min_share, sort=sort, top=top,
+                                      full_names=full_names) for result in analysis.inputs)
 
 
 def markdown_section(result: InputAnalysis, *, depth: int | None = None, min_share: float = 0.01,
-                     sort: str = "share", top: int = 10) -> str:
+                     sort: str = "share", top: int = 10, full_names: bool = False) -> str:
     """One input as Markdown: summary, ranking, call tree, contributed tables and findings — or one call
-    path's detail and its findings."""
+    path's detail and its findings.  Region names are short, as in the terminal, unless ``full_names``;
+    the detail names its call path in full."""
     report = result.report
     experiment = report.experiment
     unit = report.unit
     lines = [f"## Scaling of {_code(report.metric)}" + (f" in {_code(result.source)}" if result.source else ""), ""]
-    params = ", ".join(f"{name} ∈ {{{', '.join(format_number(v) for v in sorted(set(experiment.points[:, i])))}}}"
+    params = ", ".join(f"{printable(name)} ∈ "
+                       f"{{{', '.join(format_number(v) for v in sorted(set(experiment.points[:, i])))}}}"
                        for i, name in enumerate(experiment.parameters))
     modelers = sorted({r.model.modeler for r in report.rows if r.model is not None and r.model.modeler})
     lines += [f"- measured: {len(experiment.points)} points ({params}), {len(experiment.callpaths)} call paths",
-              f"- metric: {report.metric}" + (f" ({unit})" if unit else "")
+              f"- metric: {printable(report.metric)}" + (f" ({printable(unit)})" if unit else "")
               + f", {'inclusive' if report.inclusive else 'exclusive'}, {report.measure} of repetitions",
-              f"- modeler: {', '.join(modelers) or '–'}",
+              f"- modeler: {printable(', '.join(modelers) or '–')}",
               f"- now: {format_point(report.reference)} (largest measured); target: {format_point(report.target)}",
-              ""]
+              _total_line(result), ""]
     findings = result.findings
     if result.detail is not None:
         lines += _detail(result.detail)
         if findings is not None:
             findings = [f for f in findings if f.callpath == result.detail.row.callpath]
     else:
-        lines += _overview(report, depth=depth, min_share=min_share, sort=sort, top=top)
+        names = display_names(experiment.callpaths, full=full_names)
+        lines += _overview(report, names, depth=depth, min_share=min_share, sort=sort, top=top)
         for table in result.tables:
             lines += ["", *_contributed(table)]
     if findings is not None:
-        lines += ["", *_findings(findings)]
+        lines += ["", *_findings(findings, experiment.callpaths, full_names)]
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _findings(findings: Sequence[Finding]) -> list[str]:
+def _findings(findings: Sequence[Finding], tree: CallTree, full_names: bool) -> list[str]:
     lines = ["### Findings", ""]
     if not findings:
         lines.append("No findings.")
+    names = display_names(tree, full=full_names)
     for f in findings:
-        where = " @ ".join(p for p in (f.callpath, f.location) if p)
-        lines.append(f"- **{f.title}**" + (f" ({_code(where)})" if where else "")
-                     + f" — {format_severity(f.severity, f.unit)} [{f.detector}]"
-                     + (f": {f.message}" if f.message else ""))
+        path = display_path(tree, tree.index(f.callpath), names) if f.callpath and f.callpath in tree else f.callpath
+        where = " @ ".join(p for p in (path, f.location) if p)
+        lines.append(f"- **{printable(f.title)}**" + (f" ({_code(where)})" if where else "")
+                     + f" — {format_severity(f.severity, f.unit)} [{printable(f.detector)}]"
+                     + (f": {printable(' '.join(f.message.split()))}" if f.message else ""))
     return lines
 
 
-def _overview(report: ScalingReport, *, depth: int | None, min_share: float, sort: str, top: int) -> list[str]:
-    """The ranking and the call tree."""
+def _overview(report: ScalingReport, names: Sequence[str], *, depth: int | None, min_share: float, sort: str,
+              top: int) -> list[str]:
+    """The ranking and the call tree, region names as ``names`` gives them."""
+    tree = report.experiment.callpaths
     unit = report.unit
     lines: list[str] = []
     ranked = report.ranking(min_share=min_share * RANKING_SHARE, limit=top)
     lines += [f"### Fastest growing towards {format_point(report.target)}", ""]
     if ranked:
         lines += _table(["#", "call path", "model", "growth", "×", "predicted", "share"],
-                        [[str(i), _code(r.callpath), _model(r), _growth(r), format_growth_factor(r.growth),
-                          format_value(r.predicted, unit), format_share(r.predicted_share)]
+                        [[str(i), _code(display_path(tree, r.index, names)), _model(r), _growth(r),
+                          format_growth_factor(r.growth), format_value(r.predicted, unit),
+                          format_share(r.predicted_share)]
                          for i, r in enumerate(ranked, 1)], right=(0, 4, 5, 6))
     else:
         lines.append(f"No call path taking at least {format_share(min_share * RANKING_SHARE)} of the predicted "
                      "total grows.")
     lines += ["", "### Call tree", ""]
     rows = []
-    for row, _guide, hidden, folded in visible_rows(report, depth=depth, min_share=min_share, sort=sort):
+    visible = visible_rows(report, depth=depth, min_share=min_share, sort=sort)
+    for row, _guide, hidden, folded in visible:
         if row is None:
             rows.append([f"… {folded} more <{format_share(min_share)}", "", "", "", "", ""])
             continue
-        name = "&nbsp;&nbsp;" * row.depth + _code(row.callpath if row.depth == 0 else "->" + row.name)
+        name = "&nbsp;&nbsp;" * row.depth + _code(names[row.index] if row.depth == 0 else "->" + names[row.index])
         if hidden:
             name += f" (+{hidden})"
         model = _model(row)
-        notes = prior_notes(row)
+        notes = tree_notes(row)
         if notes:
             model += " — " + "; ".join(notes)
         growth = _growth(row)
@@ -148,19 +163,28 @@ def _overview(report: ScalingReport, *, depth: int | None, min_share: float, sor
     lines += _table(["call path", "model", "growth", "share now", f"at {format_point(report.target)}",
                      "share then"], rows, right=(3, 4, 5))
     kind = "inclusive (with callees)" if report.inclusive else "exclusive (without callees)"
-    lines += ["", f"_{report.metric} is {kind}"
+    any_hidden = any(h for _, _, h, _ in visible)
+    lines += ["", f"_share now: of the total at {format_point(report.reference)}; at {format_point(report.target)}: "
+              f"predicted; share then: of the predicted total. {printable(report.metric)} is {kind}"
               + ("; a row marked (+N) counts its N hidden callees, and its growth is the fastest of them_"
-                 if not report.inclusive and any(h for _, _, h, _ in visible_rows(report, depth=depth,
-                                                                                    min_share=min_share,
-                                                                                    sort=sort)) else "_")]
+                 if not report.inclusive and any_hidden else "_")]
     return lines
+
+
+def _total_line(result: InputAnalysis) -> str:
+    predicted, by = result.predicted_total
+    unit = result.report.unit
+    return (f"- total: {format_value(result.report.total_measured, unit)} now (measured), "
+            f"{format_value(predicted, unit)} at the target ({by})")
 
 
 def _contributed(table: ContributedTable) -> list[str]:
     numeric = {n for n in range(len(table.columns)) if any(isinstance(r[n], int | float) for r in table.rows)}
-    return [f"### {table.title}", "", *_table(list(table.columns), [[format_cell(c, table.unit(n)) for n, c in
-                                                                    enumerate(row)] for row in table.rows],
-                                              right=tuple(sorted(numeric)))]
+    rows = [[format_cell(c, table.unit(n)) for n, c in enumerate(row)] for row in table.rows]
+    lines = [f"### {printable(table.title)}", "", *_table(list(table.columns), rows, right=tuple(sorted(numeric)))]
+    if table.notes:
+        lines += ["", *(f"_{printable(note)}_" for note in table.notes)]
+    return lines
 
 
 def _detail(detail: CallpathDetail) -> list[str]:
@@ -178,14 +202,16 @@ def _detail(detail: CallpathDetail) -> list[str]:
                   f"- quality: SMAPE {format_figure(q.smape, 3, '%')}, adjusted R² {format_r2(q.adjusted_r2)}, "
                   f"RSS {format_figure(q.rss)}"
                   + (f", CV-SMAPE {format_figure(q.cv_smape, 3, '%')}" if q.cv_smape is not None else "")
-                  + f" — by {model.modeler or '–'}"]
+                  + f" — by {printable(model.modeler or '–')}"]
     else:
-        lines.append("- no model" + (f": {'; '.join(model.notes)}" if model is not None and model.notes else ""))
+        lines.append("- no model" + (f": {printable('; '.join(model.notes))}" if model is not None and model.notes
+                                     else ""))
     if model is not None and model.notes and model.function is not None:
-        lines += [f"- note: {n}" for n in model.notes]
+        lines += [f"- note: {printable(n)}" for n in model.notes]
     lines += [f"- share: {format_share(row.share)} now, {format_share(row.predicted_share)} at the target", ""]
     lines += _table(["point", "reps", "mean", "±", "min", "max", "model", "error"],
-                    [[p.label, str(p.repetitions), format_value(p.mean, unit),
+                    [[p.label + (" (outlier, left out)" if p.left_out else ""), str(p.repetitions),
+                      format_value(p.mean, unit),
                       format_spread(p.spread),
                       format_value(p.minimum, unit), format_value(p.maximum, unit), format_value(p.fitted, unit),
                       format_change(p.relative_error)]
@@ -199,3 +225,61 @@ def _detail(detail: CallpathDetail) -> list[str]:
         console.print(MeasurementPlot(plot, unit))
         lines += ["", "```text", *console.export_text().rstrip().splitlines(), "```"]
     return lines
+
+
+def markdown_comparison(comparison: Comparison, *, min_share: float = 0.01, top: int = 5,
+                        full_names: bool = False) -> str:
+    """``pmkit compare --markdown``: both sides, the call paths side by side at the target, what changed
+    growth class, the biggest wins and losses — or each side's detail of one call path."""
+    a, b = comparison.a, comparison.b
+    target = format_point(comparison.target)
+    lines = [f"## {_code(a.source)} and {_code(b.source)} compared at {target}", ""]
+    for side, result in (("A", a), ("B", b)):
+        report = result.report
+        lines.append(f"- {side}: {_code(result.source)}, {printable(report.metric)}"
+                     + (f" ({printable(report.unit)})" if report.unit else "")
+                     + f", predicted total {format_value(report.total_predicted, report.unit)}")
+    if comparison.comparable:
+        lines.append(f"- change of the predicted total: {format_change(comparison.total_change)}")
+    else:
+        lines.append("- different units: changes are in points of each side's predicted total")
+    lines.append("")
+    if any(comparison.details):
+        for side, focus in zip("AB", comparison.details, strict=True):
+            lines += [f"### {side}", ""] + (_detail(focus) if focus is not None else ["No such call path here."])
+            lines.append("")
+        return "\n".join(lines).rstrip() + "\n"
+    names = [display_names(side.experiment.callpaths, full=full_names) for side in (a, b)]
+
+    def rows(selected: Sequence[CallpathComparison], models: bool) -> list[list[str]]:
+        out = []
+        for row in selected:
+            n, side = (0, a) if row.a is not None else (1, b)
+            tree = side.experiment.callpaths
+            cells = [_code(display_path(tree, tree.index(row.callpath), names[n]))]
+            if models:
+                cells += [_model(row.a) if row.a is not None else "–", _model(row.b) if row.b is not None else "–"]
+            growth = [_growth(s) if s is not None else "absent" for s in (row.a, row.b)]
+            change = comparison.change(row)
+            cells += [growth[0] if growth[0] == growth[1] else f"{growth[0]} → {growth[1]}",
+                      format_value(row.a.predicted, a.report.unit) if row.a is not None else "–",
+                      format_value(row.b.predicted, b.report.unit) if row.b is not None else "–",
+                      format_signed_value(change, a.report.unit) if comparison.comparable
+                      else format_change(change), format_change(row.ratio - 1)]
+            out.append(cells)
+        return out
+
+    header = ["call path", "growth A → B", f"A at {target}", f"B at {target}", "change", "B ÷ A"]
+    sections = [(f"Side by side at {target}", comparison.significant(min_share)[0], True),
+                ("Growth class changed", comparison.changed_class(), True),
+                (f"Biggest wins at {target}", comparison.wins(top, min_share), False),
+                (f"Biggest losses at {target}", comparison.losses(top, min_share), False)]
+    for title, selected, models in sections:
+        lines += [f"### {title}", ""]
+        if selected:
+            columns = [header[0], "model A", "model B", *header[1:]] if models else header
+            lines += _table(columns, rows(selected, models), right=tuple(range(len(columns) - 4, len(columns))))
+        else:
+            lines.append("None.")
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"

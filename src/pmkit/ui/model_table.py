@@ -1,46 +1,92 @@
-"""A rich table of models: one row per call path and metric, with the function and its quality."""
+"""The table of ``pmkit model``: one row per call path and metric, with the function and its quality."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 from rich.text import Text
 
+from pmkit.experiment import CallTree
 from pmkit.models import Model
+from pmkit.names import display_names, display_path, printable
+from pmkit.ui.layout import Column, Piece, one_line, term_pieces, widest, wrap
+from pmkit.ui.layout import table as layout_table
 from pmkit.ui.quantities import format_change_point, format_figure, format_r2
+from pmkit.ui.ranking import fixed_column, path_column
 
 
-def model_table(models: Iterable[Model], *, title: str | None = None, show_metric: bool = True) -> Table:
-    """Render models as a table; models that could not be made show their note instead."""
-    table = Table(title=Text(title) if title is not None else None, expand=False, show_lines=False,
-                  title_justify="left")
-    table.add_column("call path", overflow="fold", ratio=3)
-    if show_metric:
-        table.add_column("metric", overflow="fold")
-    table.add_column("model", overflow="fold", ratio=4)
-    table.add_column("SMAPE %", justify="right")
-    table.add_column("adj. R²", justify="right")
-    for model in models:
-        if model.function is None:
-            text = Text(f"no model: {'; '.join(model.notes) or 'unknown reason'}", style="yellow")
-        elif model.segmented and model.change_point is not None:
-            change = model.change_point
-            value = format_change_point(change.value)
-            text = Text()
-            for k, segment in enumerate(model.segments):
-                where = f"{change.parameter} < {value}" if k == 0 else f"{change.parameter} ≥ {value}"
-                text.append(("\n" if k else "") + segment.function.pretty_text())
-                text.append(f"  ({where})", style="magenta")
-            if model.notes:
-                text.append(f"\n{'; '.join(model.notes)}", style="dim")
-        else:
-            text = Text(model.function.pretty_text())
-            if model.notes:
-                text.append(f"\n{'; '.join(model.notes)}", style="dim")
-        row: list[Text | str] = [Text(model.callpath)]
-        if show_metric:
-            row.append(Text(model.metric))
-        row += [text, format_figure(model.quality.smape), format_r2(model.quality.adjusted_r2)]
-        table.add_row(*row)
-    return table
+class ModelTable:
+    """Models laid out for the width they are printed at.
+
+    Call paths are shown in short names when the experiment's ``tree`` is given (whole with
+    ``full_names``) and break between their elements; a model breaks between its terms, its notes
+    between words; the quality figures are never cut.  When the columns do not fit they are given
+    up in this order: adjusted R², SMAPE.
+    """
+
+    def __init__(self, models: Iterable[Model], *, title: str | None = None, show_metric: bool = True,
+                 tree: CallTree | None = None, full_names: bool = False) -> None:
+        self.models = list(models)
+        self.title = title
+        self.show_metric = show_metric
+        self.tree = tree
+        self.full_names = full_names
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        if self.title is not None:  # above the table, not its title: a long path would fold at the table's width
+            yield Text(printable(self.title), style="table.title")
+        yield self.table(options.max_width)
+
+    def _paths(self) -> list[str]:
+        tree = self.tree
+        if tree is None:
+            return [printable(m.callpath) for m in self.models]
+        names = display_names(tree, full=self.full_names)
+        return [display_path(tree, tree.index(m.callpath), names) if m.callpath in tree else printable(m.callpath)
+                for m in self.models]
+
+    def table(self, width: int | None = None) -> Table:
+        """The table for ``width`` columns (None: as wide as the content), without the title."""
+        texts: list[list[list[Piece]]] = []
+        for model in self.models:
+            if model.function is None:
+                reason = printable("; ".join(model.notes) or "unknown reason")
+                texts.append([[(word, "yellow") for word in f"no model: {reason}".split()]])
+            else:
+                paragraphs = _segment_paragraphs(model) or [
+                    [(term, "") for term in term_pieces(printable(model.function.pretty_text()))]]
+                paragraphs += [[(word, "dim") for word in printable(note).split()] for note in model.notes]
+                texts.append(paragraphs)
+        functions = [t[:1] for t in texts]
+        columns = [path_column(self._paths(), width, grow=1)]
+        if self.show_metric:
+            columns.append(fixed_column("metric", [Text(printable(m.metric)) for m in self.models], justify="left"))
+        columns += [
+            Column("model", lambda w: [wrap(t, w) for t in texts], max(map(one_line, functions), default=5),
+                   minimum=max(map(widest, texts), default=5), want=0, grow=2),
+            fixed_column("SMAPE %", [Text(format_figure(m.quality.smape)) for m in self.models], drop=2),
+            fixed_column("adj. R²", [Text(format_r2(m.quality.adjusted_r2)) for m in self.models], drop=1),
+        ]
+        return layout_table(columns, width)
+
+
+def _segment_paragraphs(model: Model) -> list[list[Piece]]:
+    """A segmented model's laws, one paragraph each, with the range where each holds (``(p < 90.5)``)."""
+    if not model.segmented or model.change_point is None:
+        return []
+    change = model.change_point
+    value = format_change_point(change.value)
+    out = []
+    for k, segment in enumerate(model.segments):
+        where = f"({change.parameter} < {value})" if k == 0 else f"({change.parameter} ≥ {value})"
+        out.append([(term, "") for term in term_pieces(printable(segment.function.pretty_text()))]
+                   + [(where, "magenta")])
+    return out
+
+
+def model_table(models: Iterable[Model], *, title: str | None = None, show_metric: bool = True,
+                tree: CallTree | None = None, full_names: bool = False) -> ModelTable:
+    """The models as a table; models that could not be made show their note instead (see :class:`ModelTable`)."""
+    return ModelTable(models, title=title, show_metric=show_metric, tree=tree, full_names=full_names)

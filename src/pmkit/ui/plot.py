@@ -21,7 +21,8 @@ from rich.text import Text
 
 from pmkit.detail import CallpathDetail
 from pmkit.models import Model
-from pmkit.ui.quantities import format_change_point, format_number, format_point, format_value
+from pmkit.names import printable
+from pmkit.ui.quantities import format_change_point, format_number, format_point, format_tick
 
 LOG_AXIS_RATIO = 32.0
 """A plot's parameter axis is logarithmic from this ratio of its largest to smallest value on: on a
@@ -69,7 +70,7 @@ def plot_data(detail: CallpathDetail) -> PlotData | None:
     low = np.array([p.minimum for p in line])
     high = np.array([p.maximum for p in line])
     lo_x, hi_x = float(x.min()), max(float(x.max()), detail.target[parameter])
-    log_x = _powers_of_two(x) or (lo_x > 0 and hi_x / lo_x >= LOG_AXIS_RATIO)
+    log_x = powers_of_two(x) or (lo_x > 0 and hi_x / lo_x >= LOG_AXIS_RATIO)
     curve_x = np.geomspace(lo_x, hi_x, CURVE_SAMPLES) if log_x and lo_x > 0 else np.linspace(lo_x, hi_x, CURVE_SAMPLES)
     model = detail.row.model
     curve_y = _curve(model, parameter, curve_x, fixed)
@@ -104,7 +105,8 @@ def _log_y(low: np.ndarray, high: np.ndarray, curve_y: np.ndarray, log_x: bool) 
     return bool(len(positive) == len(values) and (ratio > 100 or (log_x and ratio > 10)))
 
 
-def _powers_of_two(values: np.ndarray) -> bool:
+def powers_of_two(values: np.ndarray) -> bool:
+    """Whether the positive ``values`` (two or more) are all powers of two."""
     values = values[values > 0]
     if len(values) < 2:
         return False
@@ -143,6 +145,27 @@ class _Axis:
         return 10 ** v if self.log else v
 
 
+def nice_ticks(low: float, high: float, log: bool, most: int = 5) -> list[float]:
+    """Round values to label an axis from ``low`` to ``high``: powers of ten on a log axis spanning two
+    or more of them, else 1, 2, 5 times a power of ten; at most ``most``, spread over the range."""
+    if not (math.isfinite(low) and math.isfinite(high)) or high <= low:
+        return [low] if math.isfinite(low) else []
+    if log and low > 0:
+        first, last = math.ceil(math.log10(low) - 1e-9), math.floor(math.log10(high) + 1e-9)
+        if last - first >= 1:
+            step = math.ceil((last - first + 1) / most)
+            return [10.0 ** k for k in range(first, last + 1, step)]
+        ticks = [m * 10.0 ** k for k in range(first - 1, last + 1) for m in (1, 2, 5)]
+        ticks = [t for t in ticks if low * (1 - 1e-9) <= t <= high * (1 + 1e-9)]
+        if len(ticks) >= 2:
+            return ticks[:: math.ceil(len(ticks) / most)]
+    raw = (high - low) / (most - 1)
+    power = 10.0 ** math.floor(math.log10(raw))
+    step = min((m * power for m in (1, 2, 5, 10)), key=lambda s: abs(math.log(s / raw)))
+    start = math.ceil(low / step - 1e-9)
+    return [float(f"{k * step:.12g}") for k in range(start, math.floor(high / step + 1e-9) + 1)]
+
+
 class MeasurementPlot:
     """A rich renderable: ``console.print(MeasurementPlot(plot_data(detail), unit="s"))``."""
 
@@ -172,10 +195,13 @@ class MeasurementPlot:
         y_low, y_high = self._y_range()
         rows = self.height
         y_axis = _Axis(y_low, y_high, rows * 4, d.log_y, flip=True)
-        label_rows = {0: "", rows // 2: "", rows - 1: ""}
-        for r in label_rows:
-            label_rows[r] = format_value(y_axis.value(r * 4 + 1.5), self.unit)
-        label_width = max(len(d.parameter), *(len(t) for t in label_rows.values()))
+        label_rows = {}
+        for tick in nice_ticks(y_low, y_high, y_axis.log):
+            row = int(y_axis.position(tick) // 4)
+            if 0 <= row < rows and all(abs(row - other) >= 2 for other in label_rows):
+                label_rows[row] = format_tick(tick, self.unit)
+        parameter = printable(d.parameter)
+        label_width = max(len(parameter), *(len(t) for t in label_rows.values()))
         cols = max(10, options.max_width - label_width - 2)
         x_low, x_high = float(min(d.x.min(), d.curve_x.min())), float(max(d.x.max(), d.curve_x.max()))
         x_axis = _Axis(x_low, x_high, cols * 2, d.log_x)
@@ -221,7 +247,7 @@ class MeasurementPlot:
             yield Segment.line()
         yield Segment(" " * label_width + " └" + "─" * cols, Style(dim=True))
         yield Segment.line()
-        yield Segment(d.parameter.rjust(label_width) + "  " + self._x_labels(x_axis, cols), Style(dim=True))
+        yield Segment(parameter.rjust(label_width) + "  " + self._x_labels(x_axis, cols), Style(dim=True))
         yield Segment.line()
         yield from console.render(self._legend(label_width + 2), options)
 
@@ -272,7 +298,7 @@ class MeasurementPlot:
     def _legend(self, indent: int) -> Text:
         d = self.data
         fixed = f" (at {format_point(d.fixed)})" if d.fixed else ""
-        axes = [name for name, on in ((d.parameter, d.log_x), (self.unit or "value", d.log_y)) if on]
+        axes = [printable(name) for name, on in ((d.parameter, d.log_x), (self.unit or "value", d.log_y)) if on]
         text = Text(" " * indent)
         text.append("●", STYLES[MEASURED]).append(" mean  ")
         text.append("⡇", STYLES[RANGE]).append(" min–max  ")

@@ -52,17 +52,26 @@ class Steps:
                 self._progress.remove_task(self._tasks.pop(event.task_id))
             return
         if shown is None:
-            self._tasks[event.task_id] = self._progress.add_task(event.description, total=event.total,
+            self._tasks[event.task_id] = self._progress.add_task(_shown(event.description), total=event.total,
                                                                  completed=event.completed)
         else:
             self._progress.update(shown, completed=event.completed, total=event.total,
-                                  description=event.description)
+                                  description=_shown(event.description))
 
     @contextmanager
     def step(self, description: str) -> Iterator[None]:
         """Show ``description`` with a pulsing bar until the block ends."""
-        task = self._progress.add_task(description, total=None)
+        task = self._progress.add_task(_shown(description), total=None)
         try:
             yield
         finally:
             self._progress.remove_task(task)
+
+
+def _shown(description: str) -> str:
+    """A task's description as the progress line's markup shows it: control characters visible, brackets as text."""
+    from rich.markup import escape
+
+    from pmkit.names import printable
+
+    return escape(printable(description))

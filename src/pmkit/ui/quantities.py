@@ -10,7 +10,15 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
+from pmkit.names import printable
+
 TIME_UNITS = {"s", "sec", "secs", "second", "seconds"}
+SUBSECOND_UNITS = {"ms": 1e-3, "msec": 1e-3, "us": 1e-6, "usec": 1e-6, "µs": 1e-6, "ns": 1e-9, "nsec": 1e-9}
+"""Time units of a fraction of a second (perf's ``task-clock`` is in msec): shown as seconds with a prefix."""
+COUNT_UNITS = {"#", "occ", "count", "counts", "number", "visits", "calls"}
+"""Units of counts: a count is written as a number with an SI prefix and no unit (``16.2 k``)."""
+BYTE_UNITS = {"bytes", "byte", "b"}
+"""Units of bytes: written with an SI prefix and ``B`` (``4.20 GB``)."""
 _SMALL = ((1e-3, "m"), (1e-6, "µ"), (1e-9, "n"), (1e-12, "p"))
 _LARGE = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
 
@@ -18,37 +26,70 @@ GROWTH_STYLES = {0: "green", 1: "cyan", 2: "yellow", 3: "dark_orange", 4: "bold 
 """Colour of a growth class by level: constant/decreasing, logarithmic, sub-linear, linear, super-linear."""
 
 
-def _digits(value: float) -> str:
+def _digits(value: float, digits: int = 3) -> str:
+    """``digits`` significant digits, as ``123``, ``12.3`` or ``1.23`` (``value`` is 1 to 999 after rounding)."""
     magnitude = abs(value)
-    if magnitude >= 100:
-        return f"{value:.0f}"
-    if magnitude >= 10:
-        return f"{value:.1f}"
-    return f"{value:.2f}"
+    decimals = max(0, digits - 1 - (math.floor(math.log10(magnitude)) if magnitude > 0 else 0))
+    return f"{value:.{decimals}f}"
 
 
-def format_value(value: float | None, unit: str = "") -> str:
-    """``0.01234, "s"`` → ``"12.3 ms"``; ``4.2e9, "bytes"`` → ``"4.20 G bytes"``; NaN → ``"–"``."""
+def format_value(value: float | None, unit: str = "", digits: int = 3) -> str:
+    """``0.01234, "s"`` → ``"12.3 ms"``; ``4.2e9, "bytes"`` → ``"4.20 GB"``; ``16200, "occ"`` → ``"16.2 k"``;
+    NaN → ``"–"``.
+
+    ``digits`` significant digits (three) with an SI prefix; seconds go down to ps and up to 99999 s, other units
+    up to T.  A unit pmkit does not know is written after the number as it is.
+    """
     if value is None or not math.isfinite(value):
         return "–"
+    if unit.lower() in SUBSECOND_UNITS:
+        value, unit = value * SUBSECOND_UNITS[unit.lower()], "s"
+    value = float(f"{value:.{digits}g}")  # round first, so that 999.7 µs becomes 1.00 ms, not 1000 µs
+    kind = unit.lower()
+    if kind in COUNT_UNITS:
+        unit = ""
+    elif kind in BYTE_UNITS:
+        unit = "B"
+    unit = "s" if kind in TIME_UNITS else printable(unit)
     if value == 0:
         return f"0 {unit}".strip()
     magnitude = abs(value)
-    if unit.lower() in TIME_UNITS:
+    if kind in TIME_UNITS:
         if magnitude >= 1e5:
-            return f"{value:.3g} s"
+            return f"{value:.{digits}g} s"
         for scale, prefix in _SMALL:
-            if magnitude < scale * 1000 and magnitude >= scale:
-                return f"{_digits(value / scale)} {prefix}s"
+            if scale <= magnitude < scale * 1000:
+                return f"{_digits(value / scale, digits)} {prefix}s"
         if magnitude >= 1:
-            return f"{_digits(value)} s"
+            return f"{_digits(value, digits)} s"
         return f"{value:.2e} s"
     for scale, prefix in _LARGE:
         if magnitude >= scale:
             if magnitude >= scale * 1000:
-                return f"{value:.3g} {unit}".strip()
-            return f"{_digits(value / scale)} {prefix}{unit}".strip()
-    return f"{value:.3g} {unit}".strip()
+                return f"{value:.{digits}g} {unit}".strip()
+            return f"{_digits(value / scale, digits)} {prefix}{unit}".strip()
+    number = f"{value:.{digits}g}"
+    if "e" in number and magnitude >= 1:  # 150 to one digit is 1.5e+02: write it out
+        number = _digits(value, digits)
+    return f"{number} {unit}".strip()
+
+
+def format_signed_value(value: float | None, unit: str = "") -> str:
+    """A difference with its sign: ``+1.20 ms``, ``-38.9 ms``; zero as ``0 s``; NaN as ``–``."""
+    text = format_value(value, unit)
+    if value is None or not math.isfinite(value) or value == 0 or text.startswith("-"):
+        return text
+    return "+" + text
+
+
+def format_tick(value: float, unit: str = "") -> str:
+    """An axis label: the round value with as few digits as it needs (``1 ms``, ``2.5 ms``, ``276.5 ms``)."""
+    digits = next((d for d in range(1, 7) if math.isclose(float(f"{value:.{d}g}"), value, rel_tol=1e-9)), 6)
+    text = format_value(value, unit, max(digits, 1))
+    number, _, rest = text.partition(" ")
+    if "." in number and "e" not in number:
+        number = number.rstrip("0").rstrip(".")
+    return f"{number} {rest}".strip()
 
 
 def format_share(share: float | None) -> str:
@@ -81,7 +122,7 @@ def format_change_point(value: float) -> str:
 
 def format_point(point: Mapping[str, float]) -> str:
     """``{"p": 512.0, "size": 30.0}`` → ``"p=512, size=30"``."""
-    return ", ".join(f"{name}={format_number(v)}" for name, v in point.items())
+    return ", ".join(f"{printable(name)}={format_number(v)}" for name, v in point.items())
 
 
 def format_growth_factor(factor: float | None) -> str:

@@ -15,11 +15,12 @@ from rich.text import Text
 
 from pmkit.analysis import Analysis, ContributedTable, InputAnalysis
 from pmkit.experiment import Experiment
+from pmkit.names import printable
 from pmkit.scaling import DEFAULT_SCALE_UP, RANKING_SHARE, default_target
 from pmkit.ui.call_tree import call_tree_view
 from pmkit.ui.detail import detail_view
 from pmkit.ui.findings_panel import findings_panel
-from pmkit.ui.quantities import format_cell, format_number, format_point
+from pmkit.ui.quantities import format_cell, format_number, format_point, format_value
 from pmkit.ui.ranking import ranking_view
 
 
@@ -31,9 +32,15 @@ def _ranges(experiment: Experiment) -> str:
     parts = []
     for i, name in enumerate(experiment.parameters):
         values = np.unique(experiment.points[:, i])
+        name = printable(name)
         parts.append(f"{name}={format_number(values[0])}…{format_number(values[-1])}" if len(values) > 1
                      else f"{name}={format_number(values[0])}")
     return ", ".join(parts)
+
+
+def data_summary(experiment: Experiment) -> str:
+    """``7 points p=8…512``: how many points, and the range of each parameter."""
+    return f"{_plural(len(experiment.points), 'point')} {_ranges(experiment)}"
 
 
 MIN_VALUES = 5
@@ -66,39 +73,45 @@ def header_view(result: InputAnalysis) -> Table:
     grid.add_column(style="bold", no_wrap=True)
     grid.add_column(overflow="fold")
     reader = experiment.provenance.reader
-    grid.add_row("input", Text(f"{result.source or ', '.join(experiment.provenance.sources) or '–'}"
-                               + (f" ({reader})" if reader else "")))
-    grid.add_row("data", f"{_plural(len(experiment.points), 'point')} {_ranges(experiment)} · {reps} · "
-                         f"{_plural(len(experiment.callpaths), 'call path')}")
+    grid.add_row("input", Text(printable(f"{result.source or ', '.join(experiment.provenance.sources) or '–'}"
+                                         + (f" ({reader})" if reader else ""))))
+    grid.add_row("data", Text(f"{data_summary(experiment)} · {reps} · "
+                              f"{_plural(len(experiment.callpaths), 'call path')}"))
     kind = "inclusive" if report.inclusive else "exclusive"
     modelers = sorted({m.modeler for m in result.models if m.metric == report.metric and m.modeler})
     unit = f"{report.unit}, " if report.unit else ""
-    grid.add_row("metric", f"{report.metric} ({unit}{kind}), {report.measure} of repetitions · modeler "
-                           f"{', '.join(modelers) or '–'}")
+    grid.add_row("metric", Text(printable(f"{report.metric} ({unit}{kind}), {report.measure} of repetitions · modeler "
+                                          f"{', '.join(modelers) or '–'}")))
     is_default = report.target == default_target(experiment)
     grid.add_row("now", f"{format_point(report.reference)} (largest measured)")
     grid.add_row("target", f"{format_point(report.target)}"
                            + (f" ({DEFAULT_SCALE_UP:g}× the largest; choose with --at)" if is_default else ""))
+    predicted, by = result.predicted_total
+    grid.add_row("total", f"{format_value(report.total_measured, report.unit)} now (measured) → "
+                          f"{format_value(predicted, report.unit)} at the target ({by})")
     for warning in data_warnings(experiment):
         grid.add_row(Text("warning", style="yellow"), Text(warning, style="yellow"))
     for path, problem in experiment.provenance.skipped:
-        grid.add_row(Text("skipped", style="yellow"), Text(f"{path}: {problem}", style="yellow"))
+        grid.add_row(Text("skipped", style="yellow"), Text(printable(f"{path}: {problem}"), style="yellow"))
     return grid
 
 
-def contributed_table_view(table: ContributedTable) -> Table:
-    """A table a plugin contributed to the analysis, numbers with their column's unit."""
-    view = Table(box=box.SIMPLE_HEAD, title=table.title, title_justify="left", pad_edge=False, show_edge=False)
+def contributed_table_view(table: ContributedTable) -> RenderableType:
+    """A table a plugin contributed to the analysis, numbers with their column's unit, its notes under it."""
+    view = Table(box=box.SIMPLE_HEAD, title=table.title, title_justify="left", pad_edge=False, show_edge=False,
+                 collapse_padding=True)
     for n, column in enumerate(table.columns):
         numeric = any(isinstance(row[n], int | float) for row in table.rows)
         view.add_column(column, justify="right" if numeric else "left", overflow="fold")
     for row in table.rows:
         view.add_row(*(Text(format_cell(cell, table.unit(n))) for n, cell in enumerate(row)))
-    return view
+    if not table.notes:
+        return view
+    return Group(view, *(Text(note, style="dim") for note in table.notes))
 
 
 def show_view(result: InputAnalysis, *, depth: int | None = None, min_share: float = 0.01, sort: str = "share",
-              top: int = 10) -> Group:
+              top: int = 10, full_names: bool = False) -> Group:
     """One input's screen of ``pmkit show``, as one renderable.
 
     Without a detail in ``result``: header, call tree, ranking, contributed tables and (when there
@@ -106,19 +119,21 @@ def show_view(result: InputAnalysis, *, depth: int | None = None, min_share: flo
     findings about it.  ``depth``, ``min_share``, ``sort`` and ``top`` shape the tree and ranking.
     """
     parts: list[RenderableType] = [header_view(result), Text("")]
+    tree = result.experiment.callpaths
     if result.detail is not None:
         parts.append(detail_view(result.detail))
         if result.findings is not None:
             own = [f for f in result.findings if f.callpath == result.detail.row.callpath]
-            parts += [Text(""), findings_panel(own)]
+            parts += [Text(""), findings_panel(own, tree=tree, full_names=full_names)]
         return Group(*parts)
     report = result.report
-    parts.append(call_tree_view(report, depth=depth, min_share=min_share, sort=sort, title="Call tree"))
-    parts += [Text(""), ranking_view(report, limit=top, min_share=min_share * RANKING_SHARE)]
+    parts.append(call_tree_view(report, depth=depth, min_share=min_share, sort=sort, title="Call tree",
+                                full_names=full_names))
+    parts += [Text(""), ranking_view(report, limit=top, min_share=min_share * RANKING_SHARE, full_names=full_names)]
     for table in result.tables:
         parts += [Text(""), contributed_table_view(table)]
     if result.findings is not None:
-        parts += [Text(""), findings_panel(result.findings)]
+        parts += [Text(""), findings_panel(result.findings, tree=tree, full_names=full_names)]
     return Group(*parts)
 
 

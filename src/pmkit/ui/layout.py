@@ -1,0 +1,244 @@
+"""Column layout for pmkit's tables: numbers whole, models broken between terms, columns given up in order.
+
+A table is a list of :class:`Column` s.  Each knows its natural width (everything on one line), the
+width it wants at least before another column is given up for it, and the narrowest it can be laid
+out at: a number column is never narrower than its widest number; a model column is as narrow as
+its widest term (a model breaks only between terms, :func:`term_pieces`); a name column breaks
+between call path elements and words (:func:`break_text`) and folds a single name only when nothing
+else is left to give.  :func:`fit` chooses the widths for the width a table is printed at: all at
+their natural width when they fit; else every column at what it wants, giving up columns one by one
+in their stated ``drop`` order until they do; else narrower than wanted, down to the minimum.
+:func:`table` builds the rich table, and says in its caption which columns were left out.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from rich import box
+from rich.table import Table
+from rich.text import Text
+
+Piece = tuple[str, str]
+"""A piece of text that is never broken, and its style."""
+
+
+@dataclass
+class Column:
+    """A column: its header, and its cells laid out for a width (``cells(width)``).
+
+    ``natural`` is the width of the widest cell on one line; ``minimum`` the narrowest it can be
+    laid out at (default: ``natural``, a column that never narrows); ``want`` the width below which
+    a column with a ``drop`` rank is given up first (default: ``natural``).  ``drop`` ranks the
+    columns given up when the table does not fit (1 first; 0 never); ``grow`` orders who gets
+    spare width first (lower first).
+    """
+
+    header: str
+    cells: Callable[[int], list[Text]]
+    natural: int
+    minimum: int | None = None
+    want: int | None = None
+    drop: int = 0
+    grow: int = 9
+    justify: str = "left"
+    name: str = ""
+    style: str = ""
+    width: int = field(default=0, init=False)
+
+    def __post_init__(self) -> None:
+        header = max((len(word) for word in self.header.split()), default=0)
+        self.natural = max(self.natural, max((len(line) for line in self.header.splitlines()), default=0))
+        self.minimum = max(header, min(self.natural, self.natural if self.minimum is None else self.minimum))
+        self.want = max(self.minimum, min(self.natural, self.natural if self.want is None else self.want))
+        self.name = self.name or " ".join(self.header.split())
+
+
+NARROW = 100
+"""Below this many columns the tables separate their columns by one space, not two."""
+
+
+def gap_for(width: int | None) -> int:
+    """Spaces between columns: two, one below :data:`NARROW` columns."""
+    return 1 if width is not None and width < NARROW else 2
+
+
+def fit(columns: Sequence[Column], width: int | None, gap: int) -> tuple[list[Column], list[Column]]:
+    """Set each kept column's ``width`` for a table ``width`` wide; returns (kept, given up).
+
+    Without a width every column has its natural width.  Otherwise, in this order: natural widths
+    if they fit; every column at its ``want`` (spare width to the lowest ``grow`` first), after
+    giving up columns in their ``drop`` order as far as needed; then narrower than wanted, columns
+    that can narrow in their ``grow`` order from the last, down to their minimum.
+    """
+    kept = list(columns)
+    dropped: list[Column] = []
+    if width is None:
+        for column in kept:
+            column.width = column.natural
+        return kept, dropped
+    while True:
+        room = width - gap * (len(kept) - 1)
+        if sum(c.natural for c in kept) <= room:
+            for column in kept:
+                column.width = column.natural
+            return kept, dropped
+        if sum(c.want for c in kept) <= room:  # type: ignore[misc]
+            _spread(kept, room)
+            return kept, dropped
+        droppable = [c for c in kept if c.drop]
+        if not droppable:
+            break
+        gone = min(droppable, key=lambda c: c.drop)
+        kept.remove(gone)
+        dropped.append(gone)
+    room = width - gap * (len(kept) - 1)
+    for column in kept:
+        column.width = column.want  # type: ignore[assignment]
+    excess = sum(c.width for c in kept) - room
+    for column in sorted(kept, key=lambda c: -c.grow):
+        if excess <= 0:
+            break
+        give = min(excess, column.width - column.minimum)  # type: ignore[operator]
+        column.width -= give
+        excess -= give
+    return kept, dropped
+
+
+def _spread(columns: list[Column], room: int) -> None:
+    for column in columns:
+        column.width = column.want  # type: ignore[assignment]
+    spare = room - sum(c.width for c in columns)
+    for column in sorted(columns, key=lambda c: c.grow):
+        give = min(spare, column.natural - column.width)
+        column.width += give
+        spare -= give
+
+
+def table(columns: Sequence[Column], width: int | None, *, title: str | Text | None = None,
+          caption: str = "") -> Table:
+    """The columns laid out for ``width`` (see :func:`fit`) as a rich table; given-up columns are named
+    in the caption."""
+    gap = gap_for(width)
+    kept, dropped = fit(columns, width, gap)
+    if dropped:
+        caption = (caption + "\n" if caption else "") + f"left out at this width: {', '.join(c.name for c in dropped)}"
+    view = Table(box=box.SIMPLE_HEAD, title=title, title_justify="left", pad_edge=False, show_edge=False,
+                 collapse_padding=True, caption=caption or None, caption_justify="left", caption_style="dim",
+                 padding=(0, 1) if gap == 2 else (0, 0))
+    laid_out = []
+    for column in kept:
+        view.add_column(column.header, justify=column.justify, width=column.width,  # type: ignore[arg-type]
+                        overflow="fold", style=column.style or None)
+        laid_out.append(column.cells(column.width))
+    for row in zip(*laid_out, strict=True):
+        view.add_row(*row)
+    return view
+
+
+_TERMS = re.compile(r" (?=[+-] )")
+
+
+def term_pieces(model: str) -> list[str]:
+    """A model's text split between its terms: ``"2.9e-5 + 2e-5·p"`` → ``["2.9e-5", "+ 2e-5·p"]``."""
+    return _TERMS.split(model)
+
+
+def word_pieces(text: str) -> list[str]:
+    """Text split between words."""
+    return text.split()
+
+
+def wrap(paragraphs: Sequence[Sequence[Piece]], width: int) -> Text:
+    """Pieces joined by spaces into lines of at most ``width``, each paragraph on a new line; a piece
+    longer than the width is folded (the caller keeps the width at least its longest piece)."""
+    out = Text()
+    for n, pieces in enumerate(paragraphs):
+        if n:
+            out.append("\n")
+        used = 0
+        for text, style in pieces:
+            if used and used + 1 + len(text) > width:
+                out.append("\n")
+                used = 0
+            elif used:
+                out.append(" ")
+                used += 1
+            while len(text) > width > 0 and used == 0:
+                out.append(text[:width] + "\n", style=style)
+                text = text[width:]
+            out.append(text, style=style)
+            used += len(text)
+    return out
+
+
+def widest(paragraphs: Sequence[Sequence[Piece]]) -> int:
+    """The longest piece: the narrowest width :func:`wrap` lays the pieces out at without folding one."""
+    return max((len(text) for pieces in paragraphs for text, _ in pieces), default=0)
+
+
+def one_line(paragraphs: Sequence[Sequence[Piece]]) -> int:
+    """The width of the longest paragraph on one line."""
+    return max((sum(len(t) for t, _ in pieces) + max(len(pieces) - 1, 0) for pieces in paragraphs), default=0)
+
+
+_ELEMENTS = re.compile(r"(?<=->)")
+_BREAKS = re.compile(r"(?<=->)|(?<=::)|(?<=, )|(?<= )|(?<=\()")
+
+
+def break_text(text: str, width: int) -> list[str]:
+    """``text`` in lines of at most ``width``: broken after ``->`` between call path elements, an element
+    wider than a line after ``::``, a space or ``(``, and folded inside a word only where a word is wider
+    than ``width``."""
+    lines: list[str] = []
+    line = ""
+    for element in (e for e in _ELEMENTS.split(text) if e):
+        if line and len(line) + len(element.rstrip()) > width:
+            lines.append(line.rstrip())
+            line = ""
+        if not line and len(element.rstrip()) > width:
+            *full, line = _pack(_BREAKS.split(element), width)
+            lines += full
+        else:
+            line += element
+    if line or not lines:
+        lines.append(line.rstrip())
+    return lines
+
+
+def _pack(tokens: list[str], width: int) -> list[str]:
+    """Tokens packed greedily into lines of at most ``width``, a token wider than that folded."""
+    lines: list[str] = []
+    line = ""
+    for token in (t for t in tokens if t):
+        stripped = token.rstrip()
+        if line and len(line) + len(stripped) > width:
+            lines.append(line.rstrip())
+            line = ""
+        if not line and width > 0:
+            while len(stripped) > width:
+                lines.append(stripped[:width])
+                stripped = stripped[width:]
+            token = stripped + token[len(token.rstrip()):]
+        line += token
+    return [*lines, line]
+
+
+def longest_token(text: str) -> int:
+    """The widest piece :func:`break_text` keeps whole however narrow the line."""
+    return max((len(t.rstrip()) for t in _BREAKS.split(text) if t), default=0)
+
+
+_WORDS = re.compile(r"(?<=, )|(?<= )|(?<=\()")
+
+
+def longest_word(text: str) -> int:
+    """The widest piece of ``text`` between spaces and after ``(``: a C++ name with its scope stays whole."""
+    return max((len(t.rstrip()) for t in _WORDS.split(text) if t), default=0)
+
+
+def longest_element(text: str) -> int:
+    """The widest call path element of ``text`` (between ``->``), one with spaces (a signature) by its widest word."""
+    return max((longest_word(e) for e in _ELEMENTS.split(text) if e), default=0)
