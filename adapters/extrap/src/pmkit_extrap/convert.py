@@ -180,7 +180,7 @@ def model_set_from_generator(generator: ModelGenerator, experiment: Experiment) 
             function, notes = None, (f"not PMNF: {exc}",)
         n_points = len(model.measurements or [])
         models.append(Model(callpath.name, metric.name, function, quality_of(model.hypothesis), modeler,
-                            dict(settings), notes, n_points, segments, change))
+                            dict(settings), notes, n_points, segments=segments, change_point=change))
     return ModelSet(experiment.parameters, models, modeler=modeler)
 
 
