@@ -24,7 +24,7 @@ The thresholds and their figures are in :mod:`pmkit.modelers.segmented`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from functools import lru_cache
 
@@ -48,8 +48,9 @@ MATERIAL_ERROR = 0.01
 INTERVAL_FACTOR = 1.5
 """Splits whose RMS relative error is within this factor of the best split's bound the change point."""
 SCAN_DENOMINATOR = 3
-"""The scan over splits searches each side's start table only, with exponents of denominator up to
-this (the chosen split's two sides then get the full search)."""
+"""The scan over splits searches each side's start table of growing laws only, with exponents of
+denominator up to this (the chosen split's two sides then get the full search, falling laws
+included): a falling + growing sum fitted to a side that holds the change would pass it for a law."""
 MODES = ("auto", "off", "always")
 """``auto``: split where the test finds a change; ``off``: never; ``always``: every series with
 enough points is split at its best change point."""
@@ -88,19 +89,21 @@ class ChangePoints:
                    SingleFits.empty(count), SingleFits.empty(count), nan.copy(), nan.copy(), nan.copy())
 
 
-def copy_rows(dest: SingleFits, rows: np.ndarray, source: SingleFits, source_rows: np.ndarray) -> None:
-    """Copy every per-series array of ``source`` (at ``source_rows``) into ``dest`` at ``rows``."""
-    count = len(source)
-    for f in fields(SingleFits):
-        value = getattr(source, f.name)
-        if isinstance(value, np.ndarray) and value.shape[:1] == (count,):
-            getattr(dest, f.name)[rows] = value[source_rows]
-
-
-def relative_error(x: np.ndarray, Y: np.ndarray, fits: SingleFits) -> np.ndarray:
-    """Per series, the RMS relative error of its law refitted by relative least squares on ``x``."""
-    deviations = _relative_deviations(x, Y, fits, np.ones(x.size, dtype=bool))
-    return np.sqrt((deviations * deviations).mean(axis=1))
+def relative_error(x: np.ndarray, Y: np.ndarray, fits: SingleFits, left_out: np.ndarray | None = None) -> np.ndarray:
+    """Per series, the RMS relative error of its law refitted by relative least squares on ``x``; where
+    ``left_out[i] >= 0`` (a point the search left out as an outlier) over the other points."""
+    out = np.empty(len(Y))
+    left_out = np.full(len(Y), -1) if left_out is None else np.asarray(left_out)
+    for point in np.unique(left_out).tolist():
+        rows = np.flatnonzero(left_out == point)
+        keep = np.ones(x.size, dtype=bool)
+        if point >= 0:
+            keep[point] = False
+        sub = SingleFits.empty(rows.size)
+        sub.take(np.arange(rows.size), fits, rows)
+        deviations = _relative_deviations(x, Y[rows], sub, keep)[:, keep]
+        out[rows] = np.sqrt((deviations * deviations).mean(axis=1))
+    return out
 
 
 @lru_cache(maxsize=8)
@@ -224,12 +227,17 @@ def find_change_points(x: np.ndarray, Y: np.ndarray, one_law: SingleFits, settin
     xs, Ys = x[order], Y[:, order]
     if np.unique(xs).size < n:
         return out  # repeated parameter values: no order to split along
-    out.one_law_error[:] = relative_error(xs, Ys, one_law)
+    # a point the search left out as an outlier stays out of the one law's error: one law and one
+    # outlier explain the series (and its rule was measured); the segments must beat that
+    left_out = np.full(count, -1) if one_law.outlier is None else one_law.outlier
+    rank = np.empty(n, dtype=np.int64)
+    rank[order] = np.arange(n)
+    out.one_law_error[:] = relative_error(xs, Ys, one_law, np.where(left_out >= 0, rank[np.maximum(left_out, 0)], -1))
     rows = np.arange(count) if mode == "always" else np.flatnonzero(out.one_law_error >= MATERIAL_ERROR)
     if rows.size == 0:
         return out
     scan = replace(settings, outlier_factor=0.0, table_denominator=min(settings.table_denominator, SCAN_DENOMINATOR),
-                   max_iterations=0)
+                   max_iterations=0, falling=False)
     splits = np.arange(MIN_SIDE, n - MIN_SIDE + 1)
     errors = np.empty((rows.size, splits.size))
     for j, k in enumerate(splits):
@@ -262,8 +270,8 @@ def find_change_points(x: np.ndarray, Y: np.ndarray, one_law: SingleFits, settin
         target = rows[members]
         left = refine_series(xs[:k], Ys[target, :k], settings)
         right = refine_series(xs[k:], Ys[target, k:], settings)
-        copy_rows(out.left, target, left, np.arange(target.size))
-        copy_rows(out.right, target, right, np.arange(target.size))
+        out.left.take(target, left)
+        out.right.take(target, right)
         out.change[target] = _meeting_points(xs, int(k), left, right, log_scale)
         # the interval: the run of splits around the best whose error is within the factor
         near = errors[members] <= INTERVAL_FACTOR * best_error[members, None]

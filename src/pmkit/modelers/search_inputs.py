@@ -14,6 +14,7 @@ from pmkit.experiment import MEASURES, reduce_repetitions
 from pmkit.fitting.refinement import RefineSettings
 from pmkit.fitting.segments import MIN_POINTS as SEGMENT_MIN_POINTS
 from pmkit.fitting.segments import MODES as SEGMENT_MODES
+from pmkit.modelcolumns import codes_of
 from pmkit.options import Option
 from pmkit.series import SeriesBatch
 
@@ -32,6 +33,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("segments", str, "auto", f"series with {SEGMENT_MIN_POINTS} or more points: test for a change of law at "
            "a threshold and fit each side (auto), never (off), or always split at the best change point (always)",
            choices=SEGMENT_MODES),
+    Option("falling", bool, True, "search falling laws too: c0 + c·p^(-γ) (strong scaling) and, from 6 points "
+           "on, a·p^(-γ) + b·g(p) with a turning point; false: the growing laws of the original refining search only"),
 )
 """The options of the PMNF search modelers.
 
@@ -45,7 +48,8 @@ terms only when they cut the leave-one-out SMAPE by ``acceptance`` (:mod:`pmkit.
 def settings_from(options: dict[str, Any]) -> RefineSettings:
     """The search settings for resolved modeler options."""
     return RefineSettings(acceptance=float(options["acceptance"]), termination=float(options["termination"]),
-                          nonconstancy=float(options["nonconstancy"]), clean_constant=CLEAN_CONSTANT)
+                          nonconstancy=float(options["nonconstancy"]), clean_constant=CLEAN_CONSTANT,
+                          falling=bool(options.get("falling", True)))
 
 
 class SeriesData:
@@ -70,6 +74,11 @@ class SeriesData:
             low = np.nanmin(np.where(has_point, self.values, np.inf), axis=1)
             high = np.nanmax(np.where(has_point, self.values, -np.inf), axis=1)
         self.all_equal = (self.points_present > 1) & (low == high)
+
+    def note_keys(self) -> list[np.ndarray]:
+        """Per series the facts :meth:`notes` states (one array each): equal keys, equal notes."""
+        return [self.points_present, self.missing_reps, self.infinite, self.all_equal,
+                self.zero == self.points_present, self.negative]
 
     def notes(self, i: int) -> list[str]:
         """What was odd about series ``i``'s data, in words."""
@@ -97,3 +106,8 @@ class SeriesData:
 
 def constraint_of(batch: SeriesBatch, i: int) -> Constraint | None:
     return None if batch.constraints is None else batch.constraints[i]
+
+
+def constraint_codes(batch: SeriesBatch) -> np.ndarray:
+    """Per series an index that is equal for equal constraints (all 0 without constraints)."""
+    return np.zeros(len(batch), dtype=np.int64) if batch.constraints is None else codes_of(batch.constraints)

@@ -9,20 +9,19 @@ one when the model is built.  The test, its thresholds and their figures are des
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 
 import numpy as np
 
 from pmkit.fitting.leastsquares import adjusted_r2
 from pmkit.fitting.refinement import RefineSettings, SingleFits
-from pmkit.fitting.segments import MIN_POINTS, ChangePoints, copy_rows, find_change_points
-from pmkit.models import ChangePoint, Model, Quality, Segment
+from pmkit.fitting.segments import MIN_POINTS, ChangePoints, find_change_points
+from pmkit.models import ChangePoint, Quality, Segment
 from pmkit.pmnf import Function
 
 
 class SegmentCollector:
     """The change points of one batch's series, gathered group by group (series sharing their points)
-    and turned into segmented models when the models are built.
+    and handed to the model columns (:meth:`take_right`).
 
     ``function_of(fits, row, parameter)`` builds a row's PMNF function from search results (the
     one-parameter modeler's own builder, so both segments are written as its models are).
@@ -54,8 +53,8 @@ class SegmentCollector:
         for name in ("segmented", "right_from", "change", "low", "high", "one_law_error", "segment_error",
                      "smooth_error"):
             getattr(self.found, name)[target] = getattr(found, name)[hit]
-        copy_rows(self.found.left, target, found.left, hit)
-        copy_rows(self.found.right, target, found.right, hit)
+        self.found.left.take(target, found.left, hit)
+        self.found.right.take(target, found.right, hit)
         right = x[None, :] >= found.right_from[hit, None]
         self.points[target, 1] = right.sum(axis=1)
         self.points[target, 0] = x.size - self.points[target, 1]
@@ -68,25 +67,31 @@ class SegmentCollector:
                                         np.where(right, xs, -np.inf).max(axis=1)], axis=1)
         return found.segmented
 
-    def apply(self, i: int, model: Model) -> Model:
-        """``model`` as a segmented model where series ``i`` was split, else unchanged."""
-        if self.found is None or not self.found.segmented[i] or model.function is None:
-            return model
+    def take_right(self, fits: SingleFits) -> dict[int, tuple[tuple[Segment, ...], ChangePoint]]:
+        """Put each split series' segment beyond the change into ``fits`` (the model's function) with the
+        quality over both segments, and return per split series its segments and change point."""
         f = self.found
-        left_fn = self.function_of(f.left, i, self.parameter)
-        right_fn = self.function_of(f.right, i, self.parameter)
-        n_left, n_right = (int(v) for v in self.points[i])
-        change = float(f.change[i])
-        lo0, hi0, lo1, hi1 = (float(v) for v in self.ranges[i])
-        segments = (Segment(left_fn, -np.inf, change, (lo0, hi0), _quality(f.left, i, n_left)),
-                    Segment(right_fn, change, np.inf, (lo1, hi1), _quality(f.right, i, n_right)))
-        point = ChangePoint(self.parameter, change, float(f.low[i]), float(f.high[i]))
-        return replace(model, function=right_fn,
-                       quality=combined_quality(segments, n_left, n_right, float(self.tss[i]), 4),
-                       segments=segments, change_point=point)
+        if f is None:
+            return {}
+        out = {}
+        rows = np.flatnonzero(f.segmented)
+        for i in rows.tolist():
+            n_left, n_right = (int(v) for v in self.points[i])
+            lo0, hi0, lo1, hi1 = (float(v) for v in self.ranges[i])
+            change = float(f.change[i])
+            segments = (Segment(self.function_of(f.left, i, self.parameter), -np.inf, change, (lo0, hi0),
+                                _quality(f.left, i)),
+                        Segment(self.function_of(f.right, i, self.parameter), change, np.inf, (lo1, hi1),
+                                _quality(f.right, i)))
+            out[i] = (segments, ChangePoint(self.parameter, change, float(f.low[i]), float(f.high[i])))
+            whole = combined_quality(segments, n_left, n_right, float(self.tss[i]), 4)
+            fits.take(np.array([i]), f.right, np.array([i]))
+            fits.rss[i], fits.smape[i], fits.adjusted_r2[i] = whole.rss, whole.smape, whole.adjusted_r2
+            fits.loo_smape[i] = np.nan if whole.cv_smape is None else whole.cv_smape
+        return out
 
 
-def _quality(fits: SingleFits, i: int, n: int) -> Quality:
+def _quality(fits: SingleFits, i: int) -> Quality:
     return Quality(float(fits.rss[i]), float(fits.smape[i]), float(fits.adjusted_r2[i]), float(fits.loo_smape[i]))
 
 
