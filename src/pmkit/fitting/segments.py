@@ -24,13 +24,21 @@ The thresholds and their figures are in :mod:`pmkit.modelers.segmented`.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from functools import lru_cache
 
 import numpy as np
 
-from pmkit.fitting.refinement import RefineSettings, SingleFits, _relative_deviations, refine_series
+from pmkit.fitting.kernels import numba_enabled, pair_search, relative_weights
+from pmkit.fitting.refinement import (
+    NUMBA_MIN_SERIES,
+    RefineSettings,
+    SingleFits,
+    _relative_deviations,
+    refine_series,
+)
 
 MIN_SIDE = 4
 """Points each segment needs: two coefficients and an exponent fitted, and points left to judge them."""
@@ -54,10 +62,6 @@ included): a falling + growing sum fitted to a side that holds the change would 
 MODES = ("auto", "off", "always")
 """``auto``: split where the test finds a change; ``off``: never; ``always``: every series with
 enough points is split at its best change point."""
-NULL_CHUNK = 2_000
-"""Series per chunk of the two-term test (bounds its series × pairs temporaries)."""
-PAIR_BLOCK = 128
-"""Pairs of terms per block of the two-term test (series that a block explains stop there)."""
 
 
 @dataclass
@@ -107,77 +111,40 @@ def relative_error(x: np.ndarray, Y: np.ndarray, fits: SingleFits, left_out: np.
 
 
 @lru_cache(maxsize=8)
-def smooth_terms(domain: str) -> tuple[tuple[float, float, int], ...]:
-    """The terms ``(α, β, level)`` of ``x^α·log2^β(x)`` the smooth two-term laws are made of, for
-    parameter values that are all ``"≥1"``: α ≤ 3 with denominator ≤ 3, β ≤ 2, and the falling
-    ``x^(-γ)`` of strong scaling; all ``">0"``: no log terms (as the search); otherwise the integer
-    powers 1..3.  ``level`` (denominator − 1, plus 1 for a log factor or a falling term) orders the
-    pairs from the most common laws on."""
+def smooth_terms(domain: str) -> tuple[tuple[float, float], ...]:
+    """The terms ``(α, β)`` of ``x^α·log2^β(x)`` the smooth two-term laws are made of, for parameter
+    values that are all ``"≥1"``: α ≤ 3 with denominator ≤ 3, β ≤ 2, and the falling ``x^(-γ)`` of
+    strong scaling; all ``">0"``: no log terms (as the search); otherwise the integer powers 1..3."""
     alphas = sorted({Fraction(n, d) for d in (1, 2, 3) for n in range(0, 3 * d + 1)})
     if domain not in ("≥1", ">0"):
-        return tuple((float(a), 0.0, 0) for a in alphas if a.denominator == 1 and a > 0)
+        return tuple((float(a), 0.0) for a in alphas if a.denominator == 1 and a > 0)
     logs = (0, 1, 2) if domain == "≥1" else (0,)
-    grow = [(float(a), float(b), a.denominator - 1 + (b > 0)) for a in alphas for b in logs if (a, b) != (0, 0)]
-    fall = [(-float(g), 0.0, g.denominator) for g in (Fraction(v) for v in ("1/3", "1/2", "2/3", "1", "3/2", "2", "3"))]
+    grow = [(float(a), float(b)) for a in alphas for b in logs if (a, b) != (0, 0)]
+    fall = [(-g, 0.0) for g in (1 / 3, 1 / 2, 2 / 3, 1.0, 3 / 2, 2.0, 3.0)]
     return tuple(grow + fall)
 
 
-def smooth_error(x: np.ndarray, Y: np.ndarray, enough: np.ndarray | None = None) -> np.ndarray:
-    """Per series, the RMS relative error of the best ``c0 + a·t1 + b·t2`` with ``a, b > 0`` (terms from
-    :func:`smooth_terms`), fitted by relative least squares; inf where no pair has positive coefficients.
-
-    Every pair of terms is one shared 3-column design: its weighted normal equations come from one
-    matrix product over all pairs, and Cramer's rule solves them; the weighted residual follows
-    from the normal equations (``Σw·y² - c·r``, with ``Σw·y² = n`` for weights ``1/y²``).  With
-    ``enough`` (per series), pairs are tried in blocks from the most common laws on and a series
-    stops once some pair's error is at most its ``enough``: what the test needs to know.
-    """
-    n = x.size
+def smooth_error(x: np.ndarray, Y: np.ndarray, use_numba: bool | None = None) -> np.ndarray:
+    """Per series, the RMS relative error of the best ``c0 + a·t1 + b·t2`` with ``a, b > 0`` over every
+    pair of terms of :func:`smooth_terms`, fitted by relative least squares (the two-term kernel of the
+    refining search, :func:`pmkit.fitting.kernels.pair_search`); inf where no pair has positive
+    coefficients."""
+    count = len(Y)
+    if count == 0:
+        return np.zeros(0)
     largest = np.abs(Y).max(axis=1, keepdims=True)
     Ys = Y / np.where(largest > 0, largest, 1.0)
     domain = "≥1" if (x >= 1).all() else ">0" if (x > 0).all() else "any"
-    terms = smooth_terms(domain)
     with np.errstate(all="ignore"):
-        w = np.where(Ys != 0, 1.0 / (Ys * Ys), 0.0)
         logs = np.log2(np.where(x > 0, x, 1.0))
-        B = np.stack([np.power(x, a) * (logs ** b if b else 1.0) for a, b, _ in terms])
-    i, j = np.triu_indices(len(B), k=1)
-    levels = np.array([t[2] for t in terms])
-    order = np.argsort(levels[i] + levels[j], kind="stable")
-    i, j = i[order], j[order]
-    best = np.full(len(Y), np.inf)
-    weighted_square = (w * Ys * Ys).sum(axis=1)
-    for first in range(0, i.size, PAIR_BLOCK):
-        bi, bj = i[first:first + PAIR_BLOCK], j[first:first + PAIR_BLOCK]
-        live = np.arange(len(Y)) if enough is None else np.flatnonzero(~(best <= enough))
-        if live.size == 0:
-            break
-        ones = np.ones((bi.size, n))
-        products = np.stack([ones, B[bi], B[bj], B[bi] * B[bi], B[bi] * B[bj], B[bj] * B[bj]], axis=1)
-        products = products.reshape(-1, n).T
-        columns = np.stack([ones, B[bi], B[bj]], axis=1).reshape(-1, n).T
-        valid = np.isfinite(products).all(axis=0).reshape(-1, 6).all(axis=1)
-        products = np.where(np.isfinite(products), products, 0.0)
-        columns = np.where(np.isfinite(columns), columns, 0.0)
-        for start in range(0, live.size, NULL_CHUNK):
-            rows = live[start:start + NULL_CHUNK]
-            ww, yy = w[rows], Ys[rows]
-            A = (ww @ products).reshape(rows.size, -1, 6)
-            r = ((ww * yy) @ columns).reshape(rows.size, -1, 3)
-            a11, a12, a13, a22, a23, a33 = (A[..., k] for k in range(6))
-            r1, r2, r3 = r[..., 0], r[..., 1], r[..., 2]
-            m11, m12, m13 = a22 * a33 - a23 * a23, a12 * a33 - a23 * a13, a12 * a23 - a22 * a13
-            det = a11 * m11 - a12 * m12 + a13 * m13
-            with np.errstate(all="ignore"):
-                c0 = (r1 * m11 - a12 * (r2 * a33 - a23 * r3) + a13 * (r2 * a23 - a22 * r3)) / det
-                c1 = (a11 * (r2 * a33 - a23 * r3) - r1 * m12 + a13 * (a12 * r3 - r2 * a13)) / det
-                c2 = (a11 * (a22 * r3 - r2 * a23) - a12 * (a12 * r3 - r2 * a13) + r1 * m13) / det
-                residual = weighted_square[rows, None] - (c0 * r1 + c1 * r2 + c2 * r3)
-                ok = (valid[None, :] & np.isfinite(residual) & (c1 > 0) & (c2 > 0)
-                      & (np.abs(det) > 1e-10 * np.abs(a11 * a22 * a33)))
-                error = np.where(ok, np.sqrt(np.maximum(residual, 0.0) / n), np.inf)
-            best[rows] = np.fmin(best[rows], error.min(axis=1))
-    return best
+        basis = np.stack([np.power(x, a) * (logs ** b if b else 1.0) for a, b in smooth_terms(domain)])
+    valid = np.isfinite(basis).all(axis=1)
+    first, second = np.triu_indices(len(basis), k=1)
+    if use_numba is None:
+        use_numba = (count >= NUMBA_MIN_SERIES or "numba" in sys.modules) and numba_enabled()
+    found = pair_search(Ys, relative_weights(Ys), np.where(np.isfinite(basis), basis, 0.0), valid, first, second,
+                        np.ones(first.size), use_numba=use_numba)
+    return found["err"]
 
 
 def _meeting_points(x: np.ndarray, k: int, left: SingleFits, right: SingleFits, log_scale: bool,
@@ -256,9 +223,7 @@ def find_change_points(x: np.ndarray, Y: np.ndarray, one_law: SingleFits, settin
         segmented = best_error * per_dof["segments"]
         chosen = np.flatnonzero(out.one_law_error[rows] * per_dof["one law"] >= ONE_LAW_RATIO * segmented)
         if chosen.size:
-            # only whether some two-term law comes within the threshold matters: stop there
-            enough = SMOOTH_RATIO * segmented[chosen] / per_dof["smooth"]
-            smooth = smooth_error(xs, Ys[rows[chosen]], enough * (1 - 1e-12))
+            smooth = smooth_error(xs, Ys[rows[chosen]], settings.use_numba)
             out.smooth_error[rows[chosen]] = smooth
             chosen = chosen[smooth * per_dof["smooth"] >= SMOOTH_RATIO * segmented[chosen]]
     if chosen.size == 0:

@@ -73,10 +73,9 @@ class SegmentCollector:
         f = self.found
         if f is None:
             return {}
-        out = {}
         rows = np.flatnonzero(f.segmented)
+        out = {}
         for i in rows.tolist():
-            n_left, n_right = (int(v) for v in self.points[i])
             lo0, hi0, lo1, hi1 = (float(v) for v in self.ranges[i])
             change = float(f.change[i])
             segments = (Segment(self.function_of(f.left, i, self.parameter), -np.inf, change, (lo0, hi0),
@@ -84,10 +83,15 @@ class SegmentCollector:
                         Segment(self.function_of(f.right, i, self.parameter), change, np.inf, (lo1, hi1),
                                 _quality(f.right, i)))
             out[i] = (segments, ChangePoint(self.parameter, change, float(f.low[i]), float(f.high[i])))
-            whole = combined_quality(segments, n_left, n_right, float(self.tss[i]), 4)
-            fits.take(np.array([i]), f.right, np.array([i]))
-            fits.rss[i], fits.smape[i], fits.adjusted_r2[i] = whole.rss, whole.smape, whole.adjusted_r2
-            fits.loo_smape[i] = np.nan if whole.cv_smape is None else whole.cv_smape
+        fits.take(rows, f.right, rows)
+        n_left, n_right = self.points[rows, 0], self.points[rows, 1]
+        n = n_left + n_right
+        fits.rss[rows] = f.left.rss[rows] + f.right.rss[rows]
+        fits.smape[rows] = (f.left.smape[rows] * n_left + f.right.smape[rows] * n_right) / n
+        fits.loo_smape[rows] = (f.left.loo_smape[rows] * n_left + f.right.loo_smape[rows] * n_right) / n
+        for size in np.unique(n).tolist():
+            same = rows[n == size]
+            fits.adjusted_r2[same] = adjusted_r2(fits.rss[same], self.tss[same], size, 4)
         return out
 
 
