@@ -79,13 +79,14 @@ def _rounded(value: Any) -> Any:
 
 
 def apmt_excerpt(text: str) -> str:
-    """``pmkit show --modeler apmt``: the header, the per-kernel table at the target and the validation."""
+    """``pmkit show --modeler apmt``: the header (down to the speed-up), the per-kernel table at the target and
+    the validation."""
     lines = text.splitlines()
     table = next(i for i, line in enumerate(lines) if line.startswith("APMT kernels at") and "(target)" in line)
     end = next(i for i in range(table, len(lines)) if lines[i].startswith("total "))
     check = next(i for i, line in enumerate(lines) if line.startswith("APMT closed-loop validation"))
     last = next(i for i in range(check, len(lines)) if lines[i].startswith("mean error"))
-    header = next(i for i, line in enumerate(lines) if line.startswith("total "))
+    header = next(i for i, line in enumerate(lines) if line.startswith("speed-up "))
     return "\n".join([*lines[:header + 1], "…", *lines[table:end + 1], "…", *lines[check:last + 1]]) + "\n"
 
 

@@ -1,9 +1,19 @@
 """Where a program stops scaling: per call path shares now and at a target scale, and rankings.
 
 The scaling report behind ``pmkit show``: it evaluates each call path's model at the largest
-measured point and at a target scale, classifies how the model grows (:mod:`pmkit.growth`), and
-ranks the call paths that grow fastest.  It works on any :class:`~pmkit.models.ModelSet`, whichever
-modeler made it.  :func:`pmkit.sdk.analyse` builds it once, with the models, findings and one call
+measured point and at a target scale, classifies how the model grows (:mod:`pmkit.growth`) and
+behaves towards the target (:mod:`pmkit.trend`), and ranks the call paths that grow fastest — or, for
+a strong-scaling study (:mod:`pmkit.strong_scaling`), those that limit the speed-up.  It works on any
+:class:`~pmkit.models.ModelSet`, whichever modeler made it.
+
+**A negative prediction is never counted silently.**  A model of a non-negative metric that is below
+zero at the target does not hold that far; its value there is unknown.  Such a call path is left out
+of the predicted total and of the basis of every share at the target: its own share then is NaN (not
+0), the total is the sum of the others — a lower bound, since the left-out time is not negative — and
+the views name it, with where its model turns negative (:meth:`ScalingReport.negative_rows`).  A
+negative measured value (a defect of the input) still counts 0 in the measured total.
+
+:func:`pmkit.sdk.analyse` builds it once, with the models, findings and one call
 path's detail (:mod:`pmkit.detail`), into a :class:`pmkit.analysis.Analysis`; :mod:`pmkit.ui` renders it.
 """
 
@@ -22,6 +32,8 @@ from pmkit.growth import Growth, growth_of
 from pmkit.models import Model, ModelSet
 from pmkit.names import display_names, display_path
 from pmkit.pmnf import Function
+from pmkit.strong_scaling import StrongScaling, lost_shares, strong_parameters, strong_scaling
+from pmkit.trend import Trend, trend_of, trend_parameter
 
 DEFAULT_SCALE_UP = 4.0
 """Without a target, it is this many times the largest measured value of each parameter."""
@@ -46,15 +58,21 @@ def reference_index(experiment: Experiment) -> int:
     return order[-1]
 
 
-def default_target(experiment: Experiment, scale: float = DEFAULT_SCALE_UP) -> dict[str, float]:
-    """``scale`` × the largest measured value of each parameter."""
-    return {name: float(experiment.points[:, i].max()) * scale for i, name in enumerate(experiment.parameters)}
+def default_target(experiment: Experiment, scale: float = DEFAULT_SCALE_UP,
+                   strong: Sequence[str] = ()) -> dict[str, float]:
+    """``scale`` × the largest measured value of each parameter; for a strong-scaling study (``strong``
+    names the parameters it scales strongly, :func:`pmkit.strong_scaling.strong_parameters`) of those
+    parameters only, the others at their largest measured value."""
+    return {name: float(experiment.points[:, i].max()) * (scale if not strong or name in strong else 1.0)
+            for i, name in enumerate(experiment.parameters)}
 
 
-def resolve_target(experiment: Experiment, given: Mapping[str, float] | None) -> dict[str, float]:
-    """The target point: the default when nothing is given; parameters not given keep their largest value."""
+def resolve_target(experiment: Experiment, given: Mapping[str, float] | None,
+                   strong: Sequence[str] = ()) -> dict[str, float]:
+    """The target point: the default (see :func:`default_target`) when nothing is given; parameters not
+    given keep their largest value."""
     if not given:
-        return default_target(experiment)
+        return default_target(experiment, strong=strong)
     largest = default_target(experiment, 1.0)
     unknown = [name for name in given if name not in experiment.parameters]
     if unknown:
@@ -78,6 +96,9 @@ class CallpathScaling:
     ``growth`` the factor ``predicted / fitted``.  ``branch_share`` and ``branch_predicted_share``
     count the call path with everything below it (for an inclusive metric, the same as its own).
     ``measured_points`` is the number of points with at least one value (0: a node of the tree only).
+    ``lost`` is, in a strong-scaling analysis, the share of the predicted total the call path loses to
+    less than ideal scaling (:func:`pmkit.strong_scaling.lost_shares`), else NaN.  ``branch_negative``
+    counts the call paths in its branch (itself included) whose model is negative at the target.
     """
 
     index: int
@@ -97,22 +118,35 @@ class CallpathScaling:
     branch_predicted_share: float = math.nan
     branch_predicted: float = math.nan
     measured_points: int = -1
+    lost: float = math.nan
+    branch_negative: int = 0
 
     @property
     def has_model(self) -> bool:
         return self.model is not None and self.model.function is not None
+
+    @property
+    def negative(self) -> bool:
+        """Whether the model predicts a value below zero at the target (left out of the predicted total)."""
+        return bool(self.predicted < 0)
 
     def to_json(self) -> dict[str, object]:
         return {"callpath": self.callpath, "measured": self.measured, "share": self.share,
                 "fitted": self.fitted, "predicted": self.predicted,
                 "predicted_share": self.predicted_share, "growth": self.growth,
                 "growth_class": None if self.growth_class is None else self.growth_class.to_json(),
-                "prior_note": self.prior_note}
+                "prior_note": self.prior_note, "negative": self.negative, "lost": self.lost}
 
 
 @dataclass
 class ScalingReport:
-    """The scaling analysis of one metric of an experiment: a row per call path, in call-tree order."""
+    """The scaling analysis of one metric of an experiment: a row per call path, in call-tree order.
+
+    ``strong_parameters`` are the parameters the study scales strongly (empty for a weak-scaling
+    study); ``strong`` its strong-scaling view when the target adds processes to the same problem
+    (speed-ups, the ideal factor), else None.  ``trend_parameter`` is the parameter the rows' laws are
+    described along (:meth:`trend`), from ``trend_start`` on.
+    """
 
     experiment: Experiment
     metric: str
@@ -125,6 +159,38 @@ class ScalingReport:
     total_measured: float
     total_predicted: float
     rows: list[CallpathScaling]
+    strong_parameters: tuple[str, ...] = ()
+    strong: StrongScaling | None = None
+    trend_parameter: str | None = None
+    trend_start: float = math.nan
+
+    def __post_init__(self) -> None:
+        self._trends: dict[int, Trend | None] = {}
+
+    def trend(self, index: int) -> Trend | None:
+        """How row ``index``'s law behaves towards the target (:func:`pmkit.trend.trend_of`), described
+        on first use; None without a model or a parameter to describe it along."""
+        if index not in self._trends:
+            row = self.rows[index]
+            function = row.model.function if row.has_model else None  # type: ignore[union-attr]
+            self._trends[index] = trend_of(function, self.trend_parameter, self.trend_start, self.target,
+                                           self.reference)
+        return self._trends[index]
+
+    def default_target(self) -> dict[str, float]:
+        """The target this analysis has when none is given (see :func:`default_target`)."""
+        return default_target(self.experiment, strong=self.strong_parameters)
+
+    def negative_rows(self) -> list[CallpathScaling]:
+        """The call paths whose model is below zero at the target, in tree order."""
+        return [r for r in self.rows if r.has_model and r.negative]
+
+    @property
+    def left_out(self) -> int:
+        """How many call paths counted in the total were left out of the predicted total: their model is
+        negative at the target (the predicted total is then a lower bound)."""
+        counted = self.experiment.callpaths.roots() if self.inclusive else range(len(self.rows))
+        return sum(1 for i in counted if self.rows[i].negative)
 
     def row(self, callpath: str) -> CallpathScaling:
         """The row of ``callpath``: a full path, or the end of one (``solve->MPI_Allreduce``, a region
@@ -188,6 +254,14 @@ class ScalingReport:
         rows.sort(key=lambda r: (-r.growth, -_or_zero(r.predicted_share), r.callpath))
         return rows if limit is None else rows[:limit]
 
+    def limiting(self, min_share: float = 0.0, limit: int | None = None) -> list[CallpathScaling]:
+        """In a strong-scaling analysis, the call paths that limit the speed-up: those losing at least
+        ``min_share`` of the predicted total to less than ideal scaling (:attr:`CallpathScaling.lost`),
+        the largest loss first; empty without a strong-scaling view."""
+        rows = [r for r in self.rows if r.has_model and math.isfinite(r.lost) and r.lost > 0 and r.lost >= min_share]
+        rows.sort(key=lambda r: (-r.lost, r.callpath))
+        return rows if limit is None else rows[:limit]
+
     def sort_key(self, sort: str, min_share: float = 0.0):
         """A key ordering siblings by ``share`` (of their branch at the target), ``growth`` or ``name``.
 
@@ -233,14 +307,23 @@ class ScalingReport:
         return best
 
     def prediction_document(self) -> dict[str, object]:
-        """The analysis as JSON: metric, reference and target points, totals (rows are per model)."""
+        """The analysis as JSON: metric, reference and target points, totals (rows are per model), the
+        strong-scaling parameters and view, and the call paths left out of the predicted total."""
         return {"metric": self.metric, "unit": self.unit, "measure": self.measure,
                 "reference_point": self.reference, "target": self.target,
-                "total_measured": self.total_measured, "total_predicted": self.total_predicted}
+                "total_measured": self.total_measured, "total_predicted": self.total_predicted,
+                "strong_parameters": list(self.strong_parameters),
+                "strong_scaling": None if self.strong is None else self.strong.to_json(),
+                "negative": [{"callpath": r.callpath, "predicted": r.predicted,
+                              "negative_from": _negative_from(self.trend(r.index))} for r in self.negative_rows()]}
 
 
 def _or_zero(value: float) -> float:
     return value if math.isfinite(value) else 0.0
+
+
+def _negative_from(trend: Trend | None) -> float | None:
+    return None if trend is None else trend.behaviour.negative_from
 
 
 def evaluate(function: Function | None, point: Mapping[str, float]) -> float:
@@ -258,8 +341,11 @@ def analyse(experiment: Experiment, models: ModelSet | Sequence[Model], metric: 
     """Evaluate every call path's model of ``metric`` at the largest measured point and at ``target``.
 
     Shares are of the total of the metric: the sum over root call paths for an inclusive metric,
-    over all call paths for an exclusive one.  Call paths without a model keep NaN predictions.
-    ``constraints`` (from a prior) mark the rows whose model the prior restricted.
+    over all call paths for an exclusive one; a call path whose model is negative at the target is left
+    out of the predicted total (see the module's documentation).  Call paths without a model keep NaN
+    predictions.  ``constraints`` (from a prior) mark the rows whose model the prior restricted.
+    Without a ``target``, a strong-scaling study's is 4× its process counts, any other's 4× every
+    parameter (:func:`default_target`).
     """
     metric = metric or default_metric(experiment)
     if metric not in experiment.measurements:
@@ -268,7 +354,8 @@ def analyse(experiment: Experiment, models: ModelSet | Sequence[Model], metric: 
     by_path = {m.callpath: m for m in models if m.metric == metric}
     ref = reference_index(experiment)
     reference = {name: float(v) for name, v in zip(experiment.parameters, experiment.points[ref], strict=True)}
-    goal = resolve_target(experiment, target)
+    strong = strong_parameters(experiment, metric, measure)
+    goal = resolve_target(experiment, target, strong)
     measured = experiment.values(metric, measure)[:, ref]
     measured_at = np.isfinite(experiment.measurements[metric]).any(axis=2).sum(axis=1)
     fitted = np.full(len(experiment.callpaths), np.nan)
@@ -279,16 +366,25 @@ def analyse(experiment: Experiment, models: ModelSet | Sequence[Model], metric: 
             fitted[cp.index] = evaluate(model.function, reference)
             predicted[cp.index] = evaluate(model.function, goal)
     counted = experiment.callpaths.roots() if info.inclusive else list(range(len(experiment.callpaths)))
-    # shares are of non-negative parts, now and then alike (a negative value or prediction counts 0)
+    # shares are of non-negative parts: a negative measured value counts 0; a negative prediction is left
+    # out of the predicted total (the same sum as counting it 0) and gets no share (NaN), and the views say so
     measured_part = np.clip(measured, 0.0, None)
     clipped = np.clip(predicted, 0.0, None)
+    negative = predicted < 0
     total_measured = (float(np.nansum(measured_part[counted])) if np.isfinite(measured_part[counted]).any()
                       else math.nan)
     total_predicted = float(np.nansum(clipped[counted])) if np.isfinite(clipped[counted]).any() else math.nan
     branch_measured, branch_predicted = measured_part.copy(), clipped.copy()
+    branch_negative = negative.astype(float)
     if not info.inclusive:
         branch_measured = _branch_sums(experiment, measured_part)
         branch_predicted = _branch_sums(experiment, clipped)
+    branch_negative = _branch_sums(experiment, branch_negative)
+    predicted_share = np.where(negative, np.nan, clipped)
+    view = strong_scaling(experiment, metric, measure, ref, goal, strong) if strong else None
+    lost = lost_shares(view, fitted, predicted, total_predicted)
+    along = trend_parameter(experiment.parameters, reference, goal, strong)
+    start = float(experiment.points[:, experiment.parameters.index(along)].min()) if along else math.nan
     rows = []
     for cp in experiment.callpaths:
         i = cp.index
@@ -296,14 +392,14 @@ def analyse(experiment: Experiment, models: ModelSet | Sequence[Model], metric: 
         growth = predicted[i] / fitted[i] if fitted[i] > 0 else math.nan
         rows.append(CallpathScaling(i, cp.path, cp.name, cp.depth, model, float(measured[i]),
                                     _part(measured_part[i], total_measured), float(fitted[i]), float(predicted[i]),
-                                    _part(clipped[i], total_predicted), float(growth),
+                                    _part(predicted_share[i], total_predicted), float(growth),
                                     growth_of(model.function) if model is not None else None,
                                     prior_note((constraints or {}).get(cp.path), experiment.parameters),
                                     _part(branch_measured[i], total_measured),
                                     _part(branch_predicted[i], total_predicted), float(branch_predicted[i]),
-                                    int(measured_at[i])))
+                                    int(measured_at[i]), float(lost[i]), int(branch_negative[i])))
     return ScalingReport(experiment, metric, info.unit, info.inclusive, measure, reference, ref, goal,
-                         total_measured, total_predicted, rows)
+                         total_measured, total_predicted, rows, strong, view, along, start)
 
 
 def prior_note(constraint: Constraint | None, parameters: Sequence[str]) -> str | None:

@@ -46,7 +46,8 @@ def show_document(analysis: Analysis) -> dict[str, Any]:
     document = _document(parameters, entries, [r.source for r in analysis.inputs], analysis.skipped, findings)
     document["show"] = [{"source": r.source, **r.report.prediction_document(),
                          **({"detail": r.detail.to_json()} if r.detail is not None else {}),
-                         "total": _total(r), "tables": [t.to_json() for t in r.tables]} for r in analysis.inputs]
+                         "total": _total(r), "speedups": [s.to_json() for s in r.speedups],
+                         "tables": [t.to_json() for t in r.tables]} for r in analysis.inputs]
     return finite_json(document)
 
 
@@ -77,9 +78,11 @@ def compare_document(comparison: Comparison, *, min_share: float = 0.01, top: in
 
 
 def _total(result: InputAnalysis) -> dict[str, Any]:
-    """The header's totals: measured now, predicted at the target, and by what."""
+    """The header's totals: measured now, predicted at the target, and by what; how many call paths were
+    left out of the predicted total (their model is negative there), which makes it a lower bound."""
     predicted, by = result.predicted_total
-    return {"measured": result.report.total_measured, "predicted": predicted, "by": by}
+    left_out = result.report.left_out if result.total is None else 0
+    return {"measured": result.report.total_measured, "predicted": predicted, "by": by, "left_out": left_out}
 
 
 def _model_entry(source: str, model: Model) -> dict[str, Any]:
@@ -90,8 +93,13 @@ def _prediction(result: InputAnalysis, model: Model) -> dict[str, Any] | None:
     """The scaling row of ``model``'s call path, when the model is of the analysed metric."""
     if model.metric != result.metric or model.callpath not in result.experiment.callpaths:
         return None
-    row = result.report.row(model.callpath).to_json()
-    return {k: v for k, v in row.items() if k != "callpath"}
+    from pmkit.ui.quantities import format_value
+
+    report = result.report
+    row = report.row(model.callpath)
+    trend = report.trend(row.index)
+    behaviour = None if trend is None else trend.to_json(lambda v: format_value(v, report.unit))
+    return {**{k: v for k, v in row.to_json().items() if k != "callpath"}, "behaviour": behaviour}
 
 
 def _document(parameters: Sequence[str], entries: list[dict[str, Any]], sources: Sequence[str],

@@ -11,7 +11,8 @@ from rich.text import Text
 
 from pmkit.detail import CallpathDetail
 from pmkit.names import printable, short_name
-from pmkit.ui.call_tree import growth_text, model_text
+from pmkit.ui.call_tree import model_text
+from pmkit.ui.growth_column import growth_words, trend_summary
 from pmkit.ui.plot import MeasurementPlot, plot_data
 from pmkit.ui.quantities import (
     format_change,
@@ -41,7 +42,9 @@ def summary_view(detail: CallpathDetail) -> Table:
         grid.add_row("as text", Text(printable(model.function.extrap_text(6)), style="dim"))
         span = f"  {format_growth_factor(row.growth)} from {format_point(detail.reference)} to " \
                f"{format_point(detail.target)}"
-        grid.add_row("growth", growth_text(row).append(span, style=""))
+        grid.add_row("growth", growth_words(row, detail.trend, detail.unit, detail.strong).append(span, style=""))
+        if detail.trend is not None:
+            grid.add_row(f"along {printable(detail.trend.parameter)}", trend_summary(detail.trend, detail.unit))
         q = model.quality
         grid.add_row("quality", f"SMAPE {format_figure(q.smape, 3, '%')}  adj. R² {format_r2(q.adjusted_r2)}  "
                                 f"RSS {format_figure(q.rss)}  CV-SMAPE {format_figure(q.cv_smape, 3, '%')}")
