@@ -83,7 +83,8 @@ class StoredModel:
 @dataclass(frozen=True)
 class CallpathDetail:
     """Everything ``pmkit show --callpath`` says about one call path; ``trend`` is how its law behaves
-    towards the target (:mod:`pmkit.trend`), ``strong`` whether the analysis is of strong scaling."""
+    towards the target (:mod:`pmkit.trend`), ``strong`` whether the analysis is of strong scaling with
+    values per process (where a law that stops falling limits the speed-up)."""
 
     row: CallpathScaling
     metric: str
@@ -121,7 +122,8 @@ def detail(report: ScalingReport, callpath: str) -> CallpathDetail:
     function = row.model.function if row.model is not None else None
     return CallpathDetail(row, report.metric, report.unit, dict(report.reference), dict(report.target),
                           _points(report, row), _predictions(report, function),
-                          stored_models(report, row.callpath), report.trend(row.index), report.strong is not None)
+                          stored_models(report, row.callpath), report.trend(row.index),
+                          report.strong is not None and not report.strong.summed)
 
 
 def _points(report: ScalingReport, row: CallpathScaling) -> list[PointStats]:

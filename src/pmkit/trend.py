@@ -80,9 +80,11 @@ class Trend:
         return self.state not in ("falls", "turns")
 
     def words(self, value_text: Callable[[float], str] = lambda v: f"{v:.3g}") -> str:
-        """The growth column's text: ``falls as 1/p``, ``falls as 1/p, grows again beyond p ≈ 900`` (before the
-        turning point), ``grows again beyond p ≈ 900`` (after it), ``flattens at 2.0 s``, ``negative beyond
-        p ≈ 34``, ``constant``, ``grows as p``; ``value_text`` writes values (a view passes its units)."""
+        """The growth column's text: what holds at the target — ``falls as 1/p``, ``falls as 1/p, grows again
+        beyond p ≈ 900`` (before the turning point), ``grows again beyond p ≈ 900`` (after it), ``flattens at
+        2.0 s``, ``negative beyond p ≈ 34`` (below zero at the target; a law that turns negative only beyond
+        it says so in :attr:`behaviour`, not here), ``constant``, ``grows as p``; ``value_text`` writes values
+        (a view passes its units)."""
         b = self.behaviour
         p = self.parameter
         falls = f"falls as {shape_text(b.falling, p)}" if b.falling else "falls"
@@ -101,8 +103,6 @@ class Trend:
             return f"grows as {shape_text(b.growing, p)}" if b.growing else "grows"
         if state == "constant":
             return "constant"
-        if b.negative_from is not None:
-            return f"{falls}, negative beyond {p} ≈ {about(b.negative_from)}"
         return falls
 
     def to_json(self, value_text: Callable[[float], str] = lambda v: f"{v:.3g}") -> dict[str, object]:

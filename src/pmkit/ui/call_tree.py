@@ -216,7 +216,7 @@ class CallTreeView:
             caption += "; ! negative at the target (see below)"
         if not report.inclusive and any(r is not None and hidden and r.branch_negative and not r.negative
                                         for r, _, hidden, _ in self.rows):
-            caption += "; ≥: a row's hidden callees hold one negative at the target, left out"
+            caption += "; ≥: a hidden callee is negative at the target and left out"
         if not report.inclusive and any(hidden for _, _, hidden, _ in self.rows):
             caption += "; a row marked +N counts its N hidden callees (growth: the fastest of them)"
         if not self.full_names and any(row is not None and self.names[row.index] != row.name

@@ -1,9 +1,9 @@
 """What the growth column says about a call path, in the call tree, the ranking, the detail and Markdown.
 
 One function, :func:`growth_words`, decides it for every view (:func:`growth_cell` for a report's
-row): a law that grows towards the target reads as its growth class (``p``, ``log p``, ``p^1.5``,
-coloured by :attr:`~pmkit.growth.Growth.level`); any other law as its :class:`~pmkit.trend.Trend`
-along the parameter that changes towards the target — "falls as 1/p", "flattens at 2.0 s", "grows
+row): a law that grows towards the target reads as its growth class along the parameter that
+changes (``p``, ``log p``, ``p^1.5``, coloured by :attr:`~pmkit.growth.Growth.level`); any other law
+as its :class:`~pmkit.trend.Trend` along that parameter — "falls as 1/p", "flattens at 2.0 s", "grows
 again beyond p ≈ 900", "negative beyond p ≈ 34" — and a law with no such parameter (several change
 at once) as its growth class.  :func:`growth_pieces` says where a long text may break.
 """
@@ -15,6 +15,7 @@ import re
 
 from rich.text import Text
 
+from pmkit.growth import growth_of
 from pmkit.names import printable
 from pmkit.scaling import CallpathScaling, ScalingReport
 from pmkit.trend import Trend, about
@@ -31,19 +32,24 @@ TREND_VERBS = ("falls", "flattens", "grows", "negative", "constant")
 
 def growth_cell(row: CallpathScaling, report: ScalingReport) -> Text:
     """:func:`growth_words` for a row of ``report``."""
-    return growth_words(row, report.trend(row.index), report.unit, report.strong is not None)
+    strong = report.strong is not None and not report.strong.summed
+    return growth_words(row, report.trend(row.index), report.unit, strong)
 
 
 def growth_words(row: CallpathScaling, trend: Trend | None, unit: str, strong: bool = False) -> Text:
     """The growth column's text for ``row`` in its colour, given its law's ``trend`` towards the target; ``–``
     without a model (see the module's documentation).  ``unit`` writes the value a law flattens at;
-    ``strong`` (a strong-scaling analysis) colours a law that stopped falling yellow.  Outside a
+    ``strong`` (a strong-scaling analysis of values per process) colours a law that stopped falling
+    yellow (summed over processes, a constant is ideal).  Outside a
     strong-scaling analysis a law that already grows again at the largest measured point reads as its
     growth class: where it turned is a detail of the smallest runs there, not a limit."""
     if row.growth_class is None or not row.has_model:
         return Text("–", style="dim")
-    if trend is None or trend.state == "grows" or (trend.state == "grows again" and trend.turned_before and not strong):
+    if trend is None:
         return Text(printable(row.growth_class.label), style=growth_style(row.growth_class.level))
+    if trend.state == "grows" or (trend.state == "grows again" and trend.turned_before and not strong):
+        along = growth_of(trend.behaviour.function) or row.growth_class  # the class along the parameter
+        return Text(printable(along.label), style=growth_style(along.level))
     state = trend.state
     style = (STOPPED_STYLES.get(state) if strong else None) or STATE_STYLES[state]
     return Text(printable(trend.words(lambda v: format_value(v, unit))), style=style)
