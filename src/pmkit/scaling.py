@@ -174,7 +174,7 @@ class ScalingReport:
             row = self.rows[index]
             function = row.model.function if row.has_model else None  # type: ignore[union-attr]
             self._trends[index] = trend_of(function, self.trend_parameter, self.trend_start, self.target,
-                                           self.reference)
+                                           self.reference, row.predicted if math.isfinite(row.predicted) else None)
         return self._trends[index]
 
     def default_target(self) -> dict[str, float]:

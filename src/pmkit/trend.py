@@ -14,8 +14,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
-from pmkit.behaviour import Behaviour, describe, shape_text
+from pmkit.behaviour import FLAT_ELASTICITY, Behaviour, describe, shape_text
 from pmkit.pmnf import Function
 
 STATES = ("falls", "turns", "flattens", "constant", "grows", "grows again", "peaks", "negative")
@@ -40,6 +41,8 @@ class Trend:
     behaviour: Behaviour
     at: float
     now: float = math.nan
+    known: float | None = None
+    """The law's value at the target when the caller has it already (the report's prediction)."""
 
     @property
     def turned_before(self) -> bool:
@@ -51,12 +54,28 @@ class Trend:
     def parameter(self) -> str:
         return self.behaviour.parameter
 
+    @cached_property
+    def value(self) -> float:
+        """The law's value at the target."""
+        return self.behaviour.value(self.at) if self.known is None else self.known
+
     @property
     def negative(self) -> bool:
         """Whether the law is below zero at the target."""
-        return self.behaviour.negative_at(self.at)
+        return bool(self.value < 0)
 
-    @property
+    @cached_property
+    def local_exponent(self) -> float:
+        """``d ln f / d ln x`` at the target (see :meth:`pmkit.behaviour.Behaviour.local_exponent`)."""
+        b = self.behaviour
+        if b.kind == "constant":
+            return 0.0 if self.value != 0 else math.nan
+        slope = float(b.function.derivative(b.parameter).evaluate(self.at))
+        if self.value == 0 or not (math.isfinite(self.value) and math.isfinite(slope)):
+            return math.nan
+        return self.at * slope / self.value
+
+    @cached_property
     def state(self) -> str:
         """One of :data:`STATES`: how the law behaves at the target."""
         b = self.behaviour
@@ -70,7 +89,8 @@ class Trend:
             return "peaks"
         if b.kind == "falls then grows":
             return "grows again" if self.at >= (b.turning_point or math.inf) else "turns"
-        if b.limit is not None and b.limit > 0 and b.phase_at(self.at) == "flat":
+        flat = not math.isfinite(self.local_exponent) or abs(self.local_exponent) < FLAT_ELASTICITY
+        if b.limit is not None and b.limit > 0 and flat:  # Behaviour.phase_at, from the cached exponent
             return "flattens"
         return "falls"
 
@@ -111,7 +131,7 @@ class Trend:
         b = self.behaviour
         return {"parameter": self.parameter, "kind": b.kind, "state": self.state, "text": self.words(value_text),
                 "limit": b.limit, "turning_point": b.turning_point, "minimum": b.minimum, "peak": b.peak,
-                "negative_from": b.negative_from, "local_exponent": b.local_exponent(self.at)}
+                "negative_from": b.negative_from, "local_exponent": self.local_exponent}
 
 
 def trend_parameter(parameters: Sequence[str], reference: Mapping[str, float], target: Mapping[str, float],
@@ -126,10 +146,12 @@ def trend_parameter(parameters: Sequence[str], reference: Mapping[str, float], t
 
 
 def trend_of(function: Function | None, parameter: str | None, start: float,
-             target: Mapping[str, float], reference: Mapping[str, float] | None = None) -> Trend | None:
+             target: Mapping[str, float], reference: Mapping[str, float] | None = None,
+             value: float | None = None) -> Trend | None:
     """``function`` described along ``parameter`` from ``start`` (> 0; the target's value when that is
-    smaller) on, the other parameters at ``target``'s values; ``reference`` is the largest measured point.
-    None without a function or parameter, or where the function has no such parameter."""
+    smaller) on, the other parameters at ``target``'s values; ``reference`` is the largest measured point,
+    ``value`` the function's value at the target where known.  None without a function or parameter, or
+    where the function has no such parameter."""
     if function is None or parameter is None or parameter not in function.parameters or not start > 0:
         return None
     at = float(target[parameter])
@@ -137,4 +159,4 @@ def trend_of(function: Function | None, parameter: str | None, start: float,
     fixed = {name: float(target[name]) for name in function.parameters if name != parameter}
     horizon = max(start * 2.0 ** 40, at * 2.0)
     now = float(reference[parameter]) if reference is not None else math.nan
-    return Trend(describe(function, parameter, start=start, fixed=fixed, horizon=horizon), at, now)
+    return Trend(describe(function, parameter, start=start, fixed=fixed, horizon=horizon), at, now, value)
