@@ -298,3 +298,16 @@ def test_a_negative_model_in_a_collapsed_branch_marks_it():
     assert re.search(r"solve \+1 .* ≥[\d.]+ ms +≥", text)
     assert "≥: a hidden callee is negative at the target and left out" in flat(text)
     assert "main->solve->bad from p ≈ 100" in flat(text)
+
+
+def test_the_detail_of_a_negative_model_says_so(strong, pmkit_cli):
+    args = ("show", strong, "-O", "falling=false", "--at", "p=1024", "--callpath", "MPI_Waitall", "--detector",
+            "imbalance")
+    out = pmkit_cli(*args).stdout
+    assert all(len(line) <= 80 for line in out.splitlines())
+    assert re.search(r"^growth +negative beyond p ≈ \d+ *$", out, re.M)  # no factor ×-2
+    assert re.search(r"! the model is negative at p=1024 \(from p ≈ \d+\): it does not hold that far", flat(out))
+    assert re.search(r"^p=1024 +-[\d.]+ ms! +– *$", out, re.M)
+    markdown = pmkit_cli(*args, "--markdown").stdout
+    assert "**! the model is negative at p=1024" in markdown
+    assert re.search(r"\| p=1024 \| -[\d.]+ ms! \|", markdown)

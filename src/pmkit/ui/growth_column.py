@@ -93,8 +93,8 @@ def trend_summary(trend: Trend, unit: str) -> str:
     b = trend.behaviour
     p = trend.parameter
     parts = [b.text()]
-    exponent = b.local_exponent(trend.at)
-    if math.isfinite(exponent):
+    exponent = trend.local_exponent
+    if math.isfinite(exponent) and not trend.negative:
         parts.append(f"∝ {p}^{exponent:.2f} at {p}={format_number(trend.at)}")
     if b.limit is not None and b.kind != "constant":
         parts.append(f"flattens at {format_value(b.limit, unit)}")

@@ -19,7 +19,8 @@ from pmkit.experiment import CallTree
 from pmkit.findings import Finding
 from pmkit.names import display_names, display_path, printable
 from pmkit.scaling import RANKING_SHARE, ScalingReport
-from pmkit.ui.call_tree import negative_note, tree_notes, visible_rows
+from pmkit.ui.call_tree import negative_note, tree_notes, value_text, visible_rows
+from pmkit.ui.detail import growth_span, negative_line
 from pmkit.ui.growth_column import growth_cell, growth_words, trend_summary
 from pmkit.ui.plot import MeasurementPlot, plot_data
 from pmkit.ui.quantities import (
@@ -214,9 +215,8 @@ def _detail(detail: CallpathDetail) -> list[str]:
     if model is not None and model.function is not None:
         q = model.quality
         lines += [f"- model: {_code(model.function.pretty_text(4))} (Extra-P: {_code(model.function.extrap_text(6))})",
-                  f"- growth: {growth_words(row, detail.trend, unit, detail.strong).plain}, "
-                  f"{format_growth_factor(row.growth)} from {format_point(detail.reference)} to "
-                  f"{format_point(detail.target)}",
+                  f"- growth: {growth_words(row, detail.trend, unit, detail.strong).plain}"
+                  + (growth_span(detail).replace("  ", ", ", 1) if growth_span(detail) else ""),
                   *([f"- along {printable(detail.trend.parameter)}: {trend_summary(detail.trend, unit)}"]
                     if detail.trend is not None else []),
                   f"- quality: SMAPE {format_figure(q.smape, 3, '%')}, adjusted R² {format_r2(q.adjusted_r2)}, "
@@ -229,6 +229,8 @@ def _detail(detail: CallpathDetail) -> list[str]:
     if model is not None and model.notes and model.function is not None:
         lines += [f"- note: {printable(n)}" for n in model.notes]
     lines += [f"- share: {format_share(row.share)} now, {format_share(row.predicted_share)} at the target", ""]
+    if negative_line(detail):
+        lines += [f"**{_cell(negative_line(detail))}**", ""]
     lines += _table(["point", "reps", "mean", "±", "min", "max", "model", "error"],
                     [[p.label + (" (outlier, left out)" if p.left_out else ""), str(p.repetitions),
                       format_value(p.mean, unit),
@@ -237,7 +239,7 @@ def _detail(detail: CallpathDetail) -> list[str]:
                       format_change(p.relative_error)]
                      for p in detail.points], right=(1, 2, 3, 4, 5, 6, 7))
     if detail.predictions:
-        lines += ["", *_table(["point", "predicted"], [[format_point(p.point), format_value(p.value, unit)]
+        lines += ["", *_table(["point", "predicted"], [[format_point(p.point), value_text(p.value, unit).plain]
                                                       for p in detail.predictions], right=(1,))]
     plot = plot_data(detail)
     if plot is not None:

@@ -125,8 +125,9 @@ def format_point(point: Mapping[str, float]) -> str:
 
 
 def format_growth_factor(factor: float | None) -> str:
-    """How many times larger at the target: ``×16``, ``×1.3``; NaN → ``"–"``."""
-    if factor is None or not math.isfinite(factor):
+    """How many times larger at the target: ``×16``, ``×1.3``; NaN, and a negative factor (a negative
+    prediction: no number of times), → ``"–"``."""
+    if factor is None or not math.isfinite(factor) or factor < 0:
         return "–"
     if factor >= 100:
         return f"×{factor:.3g}" if factor < 1e5 else f"×{factor:.1e}"
