@@ -311,3 +311,10 @@ def test_the_detail_of_a_negative_model_says_so(strong, pmkit_cli):
     markdown = pmkit_cli(*args, "--markdown").stdout
     assert "**! the model is negative at p=1024" in markdown
     assert re.search(r"\| p=1024 \| -[\d.]+ ms! \|", markdown)
+
+
+def test_inclusive_losses_hold_the_callees_and_leave_the_root_out(strong, pmkit_cli):
+    out = pmkit_cli("show", strong, "--values", "inclusive", "--detector", "imbalance").stdout
+    ranking = out.split("Limiting the speed-up towards p=128 (from p=32)")[1]
+    assert re.search(r"^1 main->MPI_Init ", ranking, re.M) and not re.search(r"^\d+ main +", ranking, re.M)
+    assert "with its callees' (inclusive time; the whole run's is 1 − efficiency)" in flat(ranking)

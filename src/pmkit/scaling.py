@@ -257,8 +257,12 @@ class ScalingReport:
     def limiting(self, min_share: float = 0.0, limit: int | None = None) -> list[CallpathScaling]:
         """In a strong-scaling analysis, the call paths that limit the speed-up: those losing at least
         ``min_share`` of the predicted total to less than ideal scaling (:attr:`CallpathScaling.lost`),
-        the largest loss first; empty without a strong-scaling view."""
-        rows = [r for r in self.rows if r.has_model and math.isfinite(r.lost) and r.lost > 0 and r.lost >= min_share]
+        the largest loss first; empty without a strong-scaling view.  For an inclusive metric a loss
+        holds the callees' and a root with callees is left out: its loss is the whole run's, 1 − efficiency."""
+        tree = self.experiment.callpaths
+        whole = {i for i in tree.roots() if tree.children(i)} if self.inclusive else set()
+        rows = [r for r in self.rows if r.has_model and math.isfinite(r.lost) and r.lost > 0 and r.lost >= min_share
+                and r.index not in whole]
         rows.sort(key=lambda r: (-r.lost, r.callpath))
         return rows if limit is None else rows[:limit]
 

@@ -89,9 +89,11 @@ def ranking_caption(report: ScalingReport) -> str:
         return ("×: predicted ÷ fitted at the largest measured point; then: predicted at the target; "
                 "share then: of the predicted total")
     ideal = "" if report.strong.summed else f" × {format_ratio(report.strong.ideal)}"
+    adds = ("with its callees' (inclusive time; the whole run's is 1 − efficiency)" if report.inclusive
+            else "together about 1 − efficiency")
     return (f"then: predicted at the target; share then: of the predicted total; lost: what the call path takes "
             f"at the target beyond ideal scaling from {format_point(report.reference)} (its model's value there"
-            f"{ideal}), as a share of the predicted total; together about 1 − efficiency")
+            f"{ideal}), as a share of the predicted total; {adds}")
 
 
 def empty_ranking(report: ScalingReport, min_share: float) -> str:
