@@ -318,3 +318,12 @@ def test_inclusive_losses_hold_the_callees_and_leave_the_root_out(strong, pmkit_
     ranking = out.split("Limiting the speed-up towards p=128 (from p=32)")[1]
     assert re.search(r"^1 main->MPI_Init ", ranking, re.M) and not re.search(r"^\d+ main +", ranking, re.M)
     assert "with its callees' (inclusive time; the whole run's is 1 − efficiency)" in flat(ranking)
+
+
+def test_speed_ups_are_written_with_three_digits_and_their_bounds():
+    from pmkit.strong_scaling import Speedup
+    from pmkit.ui.quantities import format_speedups
+
+    text = format_speedups([Speedup({"p": 32.0}, 1.0, 1.0, 2.0311, 0.5078), Speedup({"p": 2.0}, 1.0, 1.0, 4096.3, 64.0),
+                            Speedup({"p": 1.0}, 1.0, 1.0, 0.00101, 0.3, upper_bound=True)])
+    assert text == "×2.03 over p=32 (efficiency 50.8%) · ×4100 over p=2 (6400%) · ≤×0.00101 over p=1 (≤30.0%)"

@@ -186,7 +186,7 @@ def format_speedups(speedups: Sequence[Speedup]) -> str:
         bound = "≤" if s.upper_bound else ""
         efficiency = f"{bound}{format_share(s.efficiency)}"
         factor = "–" if not math.isfinite(s.speedup) else f"×{_digits(s.speedup)}" if s.speedup < 1000 else \
-            f"×{s.speedup:.3g}"
+            f"×{float(f'{s.speedup:.3g}'):.0f}" if s.speedup < 1e6 else f"×{s.speedup:.3g}"
         parts.append(f"{bound}{factor} over {format_point(s.baseline)} "
                      + (f"(efficiency {efficiency})" if n == 0 else f"({efficiency})"))
     return " · ".join(parts)
