@@ -6,7 +6,9 @@ noise; the laws cycle through ``a/p + c`` (one falling term: the closed form of
 :func:`pmkit.behaviour.describe`), ``a/p + c·log2 p`` (a turning point: the grid search), ``c`` and
 ``a/p^(1/2)``.  Timed, best of ``--rounds``: the analysis (reading and modeling included, once), every
 row's :meth:`~pmkit.scaling.ScalingReport.trend` on a fresh report (what ``show --json`` pays on top of
-the rest), :func:`pmkit.schema.show_document`, and the terminal screen at 80 columns.
+the rest), the document ``pmkit show --json`` writes (:func:`pmkit.writers.jsonfiles.write_show_document`,
+streamed from the report's columns, each row's trend described once before), and the terminal screen at
+80 columns.
 
     python bench/strong_views.py                    # 1,000 and 10,000 call paths
     python bench/strong_views.py --sizes 100000 --rounds 1
@@ -27,8 +29,8 @@ from rich.console import Console
 
 import pmkit
 from pmkit.scaling import analyse as scaling_report
-from pmkit.schema import show_document
 from pmkit.ui.show import render_show
+from pmkit.writers.jsonfiles import write_show_document
 
 POINTS = (2, 4, 8, 16, 32)
 
@@ -72,9 +74,12 @@ def measure(n: int, rounds: int, folder: Path) -> dict[str, float]:
     def screen() -> None:
         render_show(Console(file=io.StringIO(), width=80, color_system=None), analysis)
 
-    show_document(analysis)  # every row described once, as a first run of show --json would
+    def document() -> None:
+        write_show_document(io.BytesIO(), analysis)
+
+    document()  # every row described once, as a first run of show --json would
     return {"call paths": n, "analyse": analysed, "trends": best(trends, rounds),
-            "json": best(lambda: show_document(analysis), rounds), "terminal": best(screen, rounds)}
+            "json": best(document, rounds), "terminal": best(screen, rounds)}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

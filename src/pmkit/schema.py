@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from pmkit.comparison import Comparison
     from pmkit.findings import Finding
     from pmkit.models import Model
+    from pmkit.scaling import ScalingReport
 
 SCHEMA = "pmkit.models/1"
 COMPARE_SCHEMA = "pmkit.compare/1"
@@ -44,11 +45,18 @@ def show_document(analysis: Analysis) -> dict[str, Any]:
             entries.append(entry)
     findings = [f for result in analysis.inputs for f in result.findings or ()]
     document = _document(parameters, entries, [r.source for r in analysis.inputs], analysis.skipped, findings)
-    document["show"] = [{"source": r.source, **r.report.prediction_document(),
-                         **({"detail": r.detail.to_json()} if r.detail is not None else {}),
-                         "total": _total(r), "speedups": [s.to_json() for s in r.speedups],
-                         "tables": [t.to_json() for t in r.tables]} for r in analysis.inputs]
+    document["show"] = show_inputs(analysis)
     return finite_json(document)
+
+
+def show_inputs(analysis: Analysis) -> list[dict[str, Any]]:
+    """The ``show`` member of ``pmkit show --json``: per input the reference point, target, totals,
+    strong-scaling parameters and speed-ups, the call paths left out of the predicted total, detail and
+    contributed tables."""
+    return [{"source": r.source, **r.report.prediction_document(),
+             **({"detail": r.detail.to_json()} if r.detail is not None else {}),
+             "total": _total(r), "speedups": [s.to_json() for s in r.speedups],
+             "tables": [t.to_json() for t in r.tables]} for r in analysis.inputs]
 
 
 def compare_document(comparison: Comparison, *, min_share: float = 0.01, top: int = 5) -> dict[str, Any]:
@@ -93,13 +101,18 @@ def _prediction(result: InputAnalysis, model: Model) -> dict[str, Any] | None:
     """The scaling row of ``model``'s call path, when the model is of the analysed metric."""
     if model.metric != result.metric or model.callpath not in result.experiment.callpaths:
         return None
-    from pmkit.ui.quantities import format_value
-
     report = result.report
     row = report.row(model.callpath)
-    trend = report.trend(row.index)
-    behaviour = None if trend is None else trend.to_json(lambda v: format_value(v, report.unit))
-    return {**{k: v for k, v in row.to_json().items() if k != "callpath"}, "behaviour": behaviour}
+    return {**{k: v for k, v in row.to_json().items() if k != "callpath"}, "behaviour": behaviour(report, row.index)}
+
+
+def behaviour(report: ScalingReport, index: int) -> dict[str, Any] | None:
+    """A prediction's ``behaviour``: how row ``index``'s law behaves towards the target
+    (:meth:`pmkit.trend.Trend.to_json`, values written in the report's unit); None without a trend."""
+    from pmkit.ui.quantities import format_value
+
+    trend = report.trend(index)
+    return None if trend is None else trend.to_json(lambda v: format_value(v, report.unit))
 
 
 def _document(parameters: Sequence[str], entries: list[dict[str, Any]], sources: Sequence[str],

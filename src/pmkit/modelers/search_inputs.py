@@ -12,6 +12,7 @@ import numpy as np
 from pmkit.constraints import Constraint
 from pmkit.experiment import MEASURES, reduce_repetitions
 from pmkit.fitting.refinement import RefineSettings
+from pmkit.modelcolumns import codes_of
 from pmkit.options import Option
 from pmkit.series import SeriesBatch
 
@@ -69,6 +70,11 @@ class SeriesData:
             high = np.nanmax(np.where(has_point, self.values, -np.inf), axis=1)
         self.all_equal = (self.points_present > 1) & (low == high)
 
+    def note_keys(self) -> list[np.ndarray]:
+        """Per series the facts :meth:`notes` states (one array each): equal keys, equal notes."""
+        return [self.points_present, self.missing_reps, self.infinite, self.all_equal,
+                self.zero == self.points_present, self.negative]
+
     def notes(self, i: int) -> list[str]:
         """What was odd about series ``i``'s data, in words."""
         out: list[str] = []
@@ -95,3 +101,8 @@ class SeriesData:
 
 def constraint_of(batch: SeriesBatch, i: int) -> Constraint | None:
     return None if batch.constraints is None else batch.constraints[i]
+
+
+def constraint_codes(batch: SeriesBatch) -> np.ndarray:
+    """Per series an index that is equal for equal constraints (all 0 without constraints)."""
+    return np.zeros(len(batch), dtype=np.int64) if batch.constraints is None else codes_of(batch.constraints)

@@ -90,11 +90,6 @@ def growth_text(row: CallpathScaling) -> Text:
     return Text(printable(row.growth_class.label), style=growth_style(row.growth_class.level))
 
 
-def _significant(row: CallpathScaling, min_share: float) -> bool:
-    shares = (row.share, row.predicted_share, row.branch_share, row.branch_predicted_share)
-    return any(math.isfinite(s) and s >= min_share for s in shares)
-
-
 def visible_rows(report: ScalingReport, *, depth: int | None = None, min_share: float = 0.0,
                  sort: str = "share") -> list[tuple[CallpathScaling | None, str, int, int]]:
     """The tree in display order as (row, guide prefix, hidden deeper, folded count) tuples.
@@ -104,21 +99,8 @@ def visible_rows(report: ScalingReport, *, depth: int | None = None, min_share: 
     """
     key = report.sort_key(sort, min_share * RANKING_SHARE)
     tree = report.experiment.callpaths
-    keep: dict[int, bool] = {}
-
-    def visit(index: int) -> bool:
-        row = report.rows[index]
-        inside = depth is None or row.depth < depth
-        below = [visit(child) for child in tree.children(index)]
-        keep[index] = inside and (_significant(row, min_share) or any(below))
-        return keep[index]
-
-    for root in tree.roots():
-        visit(root)
-
-    def count(index: int) -> int:
-        return sum(1 + count(c) for c in tree.children(index))
-
+    keep = report.shown(depth, min_share).tolist()  # computed on the report's arrays: no row object per call path
+    below = report.descendants().tolist()
     out: list[tuple[CallpathScaling | None, str, int, int]] = []
 
     def emit(indices: list[int], prefix: str, top: bool) -> None:
@@ -129,7 +111,7 @@ def visible_rows(report: ScalingReport, *, depth: int | None = None, min_share: 
             guide = "" if top else prefix + ("└ " if last else "├ ")
             children = tree.children(row.index)
             expand = any(keep[c] for c in children)
-            out.append((row, guide, 0 if expand else count(row.index), 0))
+            out.append((row, guide, 0 if expand else below[row.index], 0))
             if expand:
                 emit(children, "" if top else prefix + ("  " if last else "│ "), False)
         if folded:
@@ -280,12 +262,19 @@ def value_text(value: float, unit: str) -> Text:
     return Text(format_value(value, unit))
 
 
+NEGATIVE_NAMED = 10
+"""The note under the tree names this many call paths with a negative model at most (the first in tree
+order) and counts the rest: a study of 100,000 call paths may have thousands, which ``--json`` lists."""
+
+
 def negative_note(report: ScalingReport, names: list[str] | None = None) -> str:
     """The line under the tree naming the call paths whose model is negative at the target and where it turns
-    negative (paths as ``names`` gives their regions, short by default); empty when there are none."""
-    rows = report.negative_rows()
-    if not rows:
+    negative (paths as ``names`` gives their regions, short by default; the first :data:`NEGATIVE_NAMED`,
+    then how many more); empty when there are none."""
+    count = report.negative_count()
+    if not count:
         return ""
+    rows = report.negative_rows(NEGATIVE_NAMED)
     tree = report.experiment.callpaths
     names = names if names is not None else display_names(tree)
     where = []
@@ -293,7 +282,9 @@ def negative_note(report: ScalingReport, names: list[str] | None = None) -> str:
         trend = report.trend(row.index)
         since = f" from {trend.parameter} ≈ {about(trend.behaviour.negative_from)}" if trend is not None else ""
         where.append(printable(display_path(tree, row.index, names)) + since)
-    models = "1 model is" if len(rows) == 1 else f"{len(rows)} models are"
+    if count > len(rows):
+        where.append(f"and {count - len(rows):,} more (pmkit show --json lists them)")
+    models = "1 model is" if count == 1 else f"{count:,} models are"
     return (f"! {models} negative at {format_point(report.target)}, left out of the predicted total and the "
             f"shares then (the model does not hold that far): {'; '.join(where)}")
 

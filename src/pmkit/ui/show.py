@@ -79,7 +79,7 @@ def header_view(result: InputAnalysis) -> Table:
     grid.add_row("data", Text(f"{data_summary(experiment)} · {reps} · "
                               f"{_plural(len(experiment.callpaths), 'call path')}"))
     kind = "inclusive" if report.inclusive else "exclusive"
-    modelers = sorted({m.modeler for m in result.models if m.metric == report.metric and m.modeler})
+    modelers = result.models.modelers(report.metric)
     unit = f"{report.unit}, " if report.unit else ""
     grid.add_row("metric", Text(printable(f"{report.metric} ({unit}{kind}), {report.measure} of repetitions · modeler "
                                           f"{', '.join(modelers) or '–'}")))
@@ -115,7 +115,7 @@ def total_text(result: InputAnalysis) -> str:
     predicted, by = result.predicted_total
     left_out = report.left_out if result.total is None else 0
     bound = "≥" if left_out else ""
-    missing = f"; {left_out} left out: negative there" if left_out else ""
+    missing = f"; {left_out:,} left out: negative there" if left_out else ""
     return (f"{format_value(report.total_measured, report.unit)} now (measured) → "
             f"{bound}{format_value(predicted, report.unit)} at the target ({by}{missing})")
 
