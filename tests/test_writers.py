@@ -195,6 +195,30 @@ def test_the_streamed_show_document_is_the_document_of_the_objects(example_study
     assert streamed == json.loads(json.dumps(show_document(analysis)))
 
 
+@pytest.mark.parametrize("negative", [False, True])
+def test_the_streamed_show_document_of_a_strong_study_is_the_document_of_the_objects(tmp_path, negative) -> None:
+    """The strong-scaling views' keys (issue 12) come from the report's columns and trends alike: speed-ups,
+    the call paths left out, and per prediction ``negative``, ``lost`` and ``behaviour``."""
+    from pmkit.schema import show_document
+    from pmkit.sdk import analyse
+    from pmkit.testing.example_study import generate_strong
+    from pmkit.writers.jsonfiles import write_show_document
+
+    generate_strong(tmp_path / "strong")
+    options = {"target": {"p": 1024.0}, "modeler_options": {"falling": False}} if negative else {}
+    analysis = analyse(tmp_path / "strong", detectors=[], **options)
+    stream = io.BytesIO()
+    write_show_document(stream, analysis, chunk=CHUNK_SIZE)
+    streamed = json.loads(stream.getvalue())
+    show = streamed["show"][0]
+    assert show["strong_parameters"] == ["p"] and show["speedups"]
+    assert (show["total"]["left_out"] > 0) == negative and len(show["negative"]) == show["total"]["left_out"]
+    predictions = [m["prediction"] for m in streamed["models"] if m["prediction"] is not None]
+    assert all(p["behaviour"]["text"] for p in predictions) and any(p["lost"] for p in predictions)
+    assert any(p["negative"] for p in predictions) == negative
+    assert streamed == json.loads(json.dumps(show_document(analysis)))
+
+
 REAL_INPUTS = ["extrap-formats/input/input_data_1p.txt", "extrap-formats/input/input_data_3p.txt",
                "extrap-formats/json/input_4.JSON", "extrap-formats/jsonlines/matrix_3p.jsonl",
                "extrap-formats/talpas/talpas_8.txt", "extrap-formats/input/exp_only_mean_median.extra-p",

@@ -14,6 +14,7 @@ import numpy as np
 
 from pmkit.models import Model
 from pmkit.scaling import CallpathScaling, ScalingReport, evaluate
+from pmkit.trend import Trend
 
 GROWTH_STEPS = (2.0, 4.0, 8.0, 16.0)
 """Predictions are listed at these multiples of the largest measured point, up to the target."""
@@ -80,7 +81,9 @@ class StoredModel:
 
 @dataclass(frozen=True)
 class CallpathDetail:
-    """Everything ``pmkit show --callpath`` says about one call path."""
+    """Everything ``pmkit show --callpath`` says about one call path; ``trend`` is how its law behaves
+    towards the target (:mod:`pmkit.trend`), ``strong`` whether the analysis is of strong scaling with
+    values per process (where a law that stops falling limits the speed-up)."""
 
     row: CallpathScaling
     metric: str
@@ -90,6 +93,8 @@ class CallpathDetail:
     points: list[PointStats]
     predictions: list[Prediction]
     stored: list[StoredModel] = field(default_factory=list)
+    trend: Trend | None = None
+    strong: bool = False
 
     def to_json(self) -> dict[str, object]:
         return {"callpath": self.row.callpath, "points": [p.to_json() for p in self.points],
@@ -115,7 +120,8 @@ def detail(report: ScalingReport, callpath: str) -> CallpathDetail:
     row = report.row(callpath)
     return CallpathDetail(row, report.metric, report.unit, dict(report.reference), dict(report.target),
                           _points(report, row), _predictions(report, row.model),
-                          stored_models(report, row.callpath))
+                          stored_models(report, row.callpath), report.trend(row.index),
+                          report.strong is not None and not report.strong.summed)
 
 
 def _points(report: ScalingReport, row: CallpathScaling) -> list[PointStats]:

@@ -68,7 +68,7 @@ over all segmented cases, and the share of the worst control case split (false s
 Report, ``python bench/segmented.py --per-case 100 --jobs 2`` (seed 20210521, never used for
 tuning; 100 functions per case, x-set and noise level, 16,800 series; Extra-P 4.2.5 in the same
 run; ``pmkit / Extra-P Segmented`` predictions within 5% at 4·x_max, then change points within one
-step; bench/README.md §13):
+step; bench/README.md §14):
 
     slope change               93.0 / 60.2     98.2 / 77.7
     flat, then growing         79.8 / 50.7     89.1 / 69.1
