@@ -15,7 +15,7 @@ from extrap.fileio.experiment_io import read_experiment
 from extrap.fileio.file_reader.cube_file_reader2 import CubeFileReader2
 
 import pmkit
-from conftest import EXTRAP_FILES
+from conftest import EXTRAP_FILES, segmented_experiment
 from pmkit.experiment import ExperimentBuilder
 from pmkit.readers.extrap_experiment import ExtrapExperimentReader
 from pmkit_extrap import read_extrap, to_extrap, to_pmkit, write_extrap
@@ -71,20 +71,8 @@ def test_extrap_segmented_models_arrive_as_segmented_models() -> None:
     assert model.evaluate(1e6) == pytest.approx(130.31932582625052)
 
 
-def _segmented_experiment():
-    """One call path whose time grows slowly up to p = 100 and fast beyond (11 points p = 2..2048)."""
-    builder = ExperimentBuilder(("p",), "generated")
-    builder.add_metric("time", unit="s")
-    rng = np.random.default_rng(7)
-    for p in 2.0 ** np.arange(1, 12):
-        truth = 3 + 0.5 * p if p < 100 else 53 + 5 * (p - 100)
-        builder.add_values("main->send", "time", (p,), truth * (1 + 0.01 * rng.standard_normal(3)))
-        builder.add_values("main->compute", "time", (p,), (10 + 0.2 * p) * (1 + 0.01 * rng.standard_normal(3)))
-    return builder.build()
-
-
 def test_segmented_pmkit_models_are_written_as_extrap_segmented_models(tmp_path: Path) -> None:
-    experiment = _segmented_experiment()
+    experiment = segmented_experiment()
     models = pmkit.model(experiment)
     send = models.get("main->send", "time")
     assert send.segmented and 64 <= send.change_point.value <= 128

@@ -193,16 +193,10 @@ def test_extraps_gui_shows_both_segments_of_a_segmented_pmkit_model(window, app:
     from PySide6.QtCore import QModelIndex, Qt
 
     import pmkit
-    from pmkit.experiment import ExperimentBuilder
+    from conftest import segmented_experiment
     from pmkit_extrap import write_extrap
 
-    builder = ExperimentBuilder(("p",), "generated")
-    builder.add_metric("time", unit="s")
-    rng = np.random.default_rng(7)
-    for p in 2.0 ** np.arange(1, 12):
-        truth = 3 + 0.5 * p if p < 100 else 53 + 5 * (p - 100)
-        builder.add_values("main->send", "time", (p,), truth * (1 + 0.01 * rng.standard_normal(3)))
-    experiment = builder.build()
+    experiment = segmented_experiment()
     models = pmkit.model(experiment)
     send = models.get("main->send", "time")
     assert send.segmented
