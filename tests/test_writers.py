@@ -117,7 +117,9 @@ def test_parquet_and_arrow_rows_are_the_entries(named_sets, fmt) -> None:
         as_entry = {"callpath": row["callpath"], "metric": row["metric"], "modeler": row["modeler"],
                     "function": function, "text": row["text"], "pretty": row["pretty"], "quality": quality,
                     "points": row["points"], "notes": row["notes"],
-                    "outliers": [dict(point) for point in row["outliers"]], "source": row["source"]}
+                    "outliers": [dict(point) for point in row["outliers"]],
+                    "segments": None if row["segments"] is None else json.loads(row["segments"]),
+                    "change_point": row["change_point"], "source": row["source"]}
         assert finite_json(as_entry) == entry, "Parquet keeps non-finite coefficients, JSON has null"
 
 

@@ -100,6 +100,8 @@ class CallpathScaling:
     ``lost`` is, in a strong-scaling analysis, the share of the predicted total the call path loses to
     less than ideal scaling (:func:`pmkit.strong_scaling.lost_shares`), else NaN.  ``branch_negative``
     counts the call paths in its branch (itself included) whose model is negative at the target.
+    ``law`` is, for a segmented model, the segment's function that holds at the target (which
+    ``predicted`` and ``growth_class`` come from); None otherwise (the law is ``model.function``).
     """
 
     index: int
@@ -121,6 +123,7 @@ class CallpathScaling:
     measured_points: int = -1
     lost: float = math.nan
     branch_negative: int = 0
+    law: Function | None = None
 
     @property
     def has_model(self) -> bool:
@@ -254,12 +257,13 @@ class ScalingReport:
         node = self.experiment.callpaths[i]
         position = int(c.model[i])
         model = self.models[position] if position >= 0 else None
+        law = model.function_at(self.target) if model is not None and model.segmented else None
         return CallpathScaling(i, node.path, node.name, node.depth, model, float(c.measured[i]), float(c.share[i]),
                                float(c.fitted[i]), float(c.predicted[i]), float(c.predicted_share[i]),
                                float(c.growth[i]), c.growth_class(i), c.prior_notes.get(i),
                                float(c.branch_share[i]), float(c.branch_predicted_share[i]),
                                float(c.branch_predicted[i]), int(c.measured_points[i]), float(c.lost[i]),
-                               int(c.branch_negative[i]))
+                               int(c.branch_negative[i]), law)
 
     def trend(self, index: int) -> Trend | None:
         """How row ``index``'s law behaves towards the target (:func:`pmkit.trend.trend_of`), described
@@ -267,7 +271,10 @@ class ScalingReport:
         or a parameter to describe it along."""
         if index not in self._trends:
             c = self.columns
-            function = self.models.columns.function(int(c.model[index])) if c.has_function[index] else None
+            position = int(c.model[index])
+            function = self.models.columns.function(position) if c.has_function[index] else None
+            if function is not None and position in self.models.columns.segments:  # the segment at the target
+                function = self.models.columns.model(position).function_at(self.target)
             predicted = float(c.predicted[index])
             self._trends[index] = trend_of(function, self.trend_parameter, self.trend_start, self.target,
                                            self.reference, predicted if math.isfinite(predicted) else None)
@@ -605,7 +612,7 @@ def analyse(experiment: Experiment, models: ModelSet | Sequence[Model], metric: 
     if with_function.any():
         fitted[with_function] = columns.evaluate(reference)[position[with_function]]
         predicted[with_function] = columns.evaluate(goal)[position[with_function]]
-    codes, classes = columns.growth()
+    codes, classes = columns.growth(goal)  # a segmented model grows as its segment at the target
     growth_code = np.where(has, codes[np.where(has, position, 0)], -1)
     counted = tree.roots() if info.inclusive else list(range(len(tree)))
     # shares are of non-negative parts: a negative measured value counts 0; a negative prediction is left

@@ -14,6 +14,7 @@ from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 from rich.text import Text
 
+from pmkit.models import Model
 from pmkit.names import display_names, display_path, printable
 from pmkit.scaling import RANKING_SHARE, CallpathScaling, ScalingReport
 from pmkit.trend import about
@@ -30,7 +31,7 @@ from pmkit.ui.layout import (
     wrap,
 )
 from pmkit.ui.layout import table as layout_table
-from pmkit.ui.quantities import format_point, format_share, format_value, growth_style
+from pmkit.ui.quantities import format_change_point, format_point, format_share, format_value, growth_style
 
 
 def prior_notes(row: CallpathScaling) -> list[str]:
@@ -71,14 +72,30 @@ def model_pieces(row: CallpathScaling, digits: int = 3) -> list[list[Piece]]:
     if row.model.function is None:
         note = row.model.notes[0] if row.model.notes else "no reason given"
         return [[(word, "dim yellow") for word in word_pieces(note if "model" in note else f"no model: {note}")]]
-    return [[(term, "") for term in term_pieces(printable(row.model.function.pretty_text(digits)))]]
+    pieces = [[(term, "") for term in term_pieces(printable((row.law or row.model.function).pretty_text(digits)))]]
+    marker = change_marker(row.model)
+    if marker:  # a segmented model: the law at the target, and where it changes on a line of its own
+        head, _, where = marker.partition(" at ")
+        pieces.append([(f"{head} at", "magenta"), (where, "magenta")])
+    return pieces
+
+
+def change_marker(model: Model | None) -> str:
+    """``changes at p ≈ 128`` for a segmented model, else empty."""
+    if model is None or not model.segmented or model.change_point is None:
+        return ""
+    return f"changes at {model.change_point.parameter} ≈ {format_change_point(model.change_point.value)}"
 
 
 def model_text(row: CallpathScaling, digits: int = 3) -> Text:
-    """The model's function in pretty notation on one line, or why there is none, dimmed."""
+    """The model's function in pretty notation on one line, or why there is none, dimmed; a segmented
+    model's law at the target, with where it changes."""
     out = Text()
-    for n, (text, style) in enumerate(model_pieces(row, digits)[0]):
-        out.append((" " if n else "") + text, style=style)
+    for k, paragraph in enumerate(model_pieces(row, digits)):
+        if k:
+            out.append("  ")
+        for n, (text, style) in enumerate(paragraph):
+            out.append((" " if n else "") + text, style=style)
     return out
 
 

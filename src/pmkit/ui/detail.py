@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from pmkit.detail import CallpathDetail
+from pmkit.models import Model
 from pmkit.names import printable, short_name
 from pmkit.trend import about
 from pmkit.ui.call_tree import model_text, value_text
@@ -17,8 +18,10 @@ from pmkit.ui.growth_column import growth_words, trend_summary
 from pmkit.ui.plot import MeasurementPlot, plot_data
 from pmkit.ui.quantities import (
     format_change,
+    format_change_point,
     format_figure,
     format_growth_factor,
+    format_number,
     format_point,
     format_r2,
     format_share,
@@ -40,7 +43,9 @@ def summary_view(detail: CallpathDetail) -> Table:
     grid.add_row("model", model_text(row, digits=4))
     model = row.model
     if model is not None and model.function is not None:
-        grid.add_row("as text", Text(printable(model.function.extrap_text(6)), style="dim"))
+        grid.add_row("as text", Text(printable((row.law or model.function).extrap_text(6)), style="dim"))
+        for label, text in segment_lines(model):
+            grid.add_row(label, text)
         span = growth_span(detail)
         grid.add_row("growth", growth_words(row, detail.trend, detail.unit, detail.strong).append(span, style=""))
         if detail.trend is not None:
@@ -64,6 +69,23 @@ def summary_view(detail: CallpathDetail) -> Table:
             text.append(f"  ({format_figure(stored.at_target)} at {format_point(detail.target)})", style="dim")
         grid.add_row("stored", text)
     return grid
+
+
+def segment_lines(model: Model) -> list[tuple[str, str]]:
+    """For a segmented model: the change point with its interval, then each segment's range, law and
+    the measured values it was fitted on."""
+    if not model.segmented or model.change_point is None:
+        return []
+    change = model.change_point
+    name = change.parameter
+    value = format_change_point(change.value)
+    lines = [("change", f"{name} ≈ {value}, between {format_number(change.low)} and {format_number(change.high)}")]
+    for k, segment in enumerate(model.segments):
+        where = f"{name} < {value}" if k == 0 else f"{name} ≥ {value}"
+        lo, hi = segment.measured
+        lines.append(("segment", f"{where}: {segment.function.pretty_text(4)}  (fitted on {name}="
+                                 f"{format_number(lo)}…{format_number(hi)})"))
+    return lines
 
 
 def growth_span(detail: CallpathDetail) -> str:

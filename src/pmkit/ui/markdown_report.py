@@ -19,8 +19,8 @@ from pmkit.experiment import CallTree
 from pmkit.findings import Finding
 from pmkit.names import display_names, display_path, printable
 from pmkit.scaling import RANKING_SHARE, ScalingReport
-from pmkit.ui.call_tree import negative_note, tree_notes, value_text, visible_rows
-from pmkit.ui.detail import growth_span, negative_line
+from pmkit.ui.call_tree import change_marker, negative_note, tree_notes, value_text, visible_rows
+from pmkit.ui.detail import growth_span, negative_line, segment_lines
 from pmkit.ui.growth_column import growth_cell, growth_words, trend_summary
 from pmkit.ui.plot import MeasurementPlot, plot_data
 from pmkit.ui.quantities import (
@@ -54,7 +54,8 @@ def _code(text: str) -> str:
 def _model(row) -> str:
     if row.model is None or row.model.function is None:
         return "–"
-    return _code(row.model.function.pretty_text(3))
+    marker = change_marker(row.model)
+    return _code((row.law or row.model.function).pretty_text(3)) + (f" ({marker})" if marker else "")
 
 
 def _growth(row) -> str:
@@ -214,7 +215,9 @@ def _detail(detail: CallpathDetail) -> list[str]:
     model = row.model
     if model is not None and model.function is not None:
         q = model.quality
-        lines += [f"- model: {_code(model.function.pretty_text(4))} (Extra-P: {_code(model.function.extrap_text(6))})",
+        law = row.law or model.function
+        lines += [f"- model: {_code(law.pretty_text(4))} (Extra-P: {_code(law.extrap_text(6))})",
+                  *(f"- {label}: {text}" for label, text in segment_lines(model)),
                   f"- growth: {growth_words(row, detail.trend, unit, detail.strong).plain}"
                   + (growth_span(detail).replace("  ", ", ", 1) if growth_span(detail) else ""),
                   *([f"- along {printable(detail.trend.parameter)}: {trend_summary(detail.trend, unit)}"]

@@ -119,6 +119,11 @@ def format_number(value: float) -> str:
     return f"{value:.4g}"
 
 
+def format_change_point(value: float) -> str:
+    """A change point to three significant digits, written like a coordinate: ``98.5``, ``1010``."""
+    return format_number(float(f"{value:.3g}")) if math.isfinite(value) else str(value)
+
+
 def format_point(point: Mapping[str, float]) -> str:
     """``{"p": 512.0, "size": 30.0}`` → ``"p=512, size=30"``."""
     return ", ".join(f"{printable(name)}={format_number(v)}" for name, v in point.items())
