@@ -131,10 +131,13 @@ def repetition_noise(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     with np.errstate(all="ignore"):
         finite = np.isfinite(raw)
         r = finite.sum(axis=2)
-        mean = np.nanmean(np.where(finite, raw, np.nan), axis=2)
-        var = np.nanvar(np.where(finite, raw, np.nan), axis=2, ddof=1)
+        held = np.where(finite, raw, 0.0)
+        mean = held.sum(axis=2) / r  # NaN where a point has no finite repetition
+        var = (np.where(finite, raw - mean[..., None], 0.0) ** 2).sum(axis=2) / (r - 1)
         rel = np.where((r >= 2) & (mean != 0), var * (r - 1) / (r * r) / (mean * mean), np.nan)
-        return np.nanmean(rel, axis=1), np.maximum(r - 1, 0).sum(axis=1).astype(float)
+        known = np.isfinite(rel)
+        average = np.where(known, rel, 0.0).sum(axis=1) / known.sum(axis=1)
+        return average, np.maximum(r - 1, 0).sum(axis=1).astype(float)
 
 
 def single_alternatives(parameter: str, x: np.ndarray, Y: np.ndarray, fits: SingleFits, settings: RefineSettings,

@@ -19,6 +19,7 @@ from pmkit.fitting.refinement import RefineSettings, SingleFits, refine_series
 from pmkit.intervals import AlternativeTable, Uncertainty
 from pmkit.modelcolumns import ModelColumns, Terms, intern_notes
 from pmkit.modelers.search_inputs import SeriesData, constraint_codes, constraint_of, settings_from
+from pmkit.modelers.segment_models import SegmentCollector
 from pmkit.models import ModelSet
 from pmkit.pmnf import Factor, Function, Term, simple_function
 from pmkit.series import SeriesBatch
@@ -38,6 +39,7 @@ def model_single(batch: SeriesBatch, options: dict[str, Any], modeler: str = "re
     if batch.constraints is not None:
         forced = np.array([c is not None and not c.allows(parameter) for c in batch.constraints], dtype=bool)
     settings = settings_from(options)
+    segments = SegmentCollector(count, parameter, options.get("segments", "auto"), single_function)
     groups = group_by_mask(data.values)
     for group in groups:
         if group.columns.size == 0:
@@ -48,6 +50,8 @@ def model_single(batch: SeriesBatch, options: dict[str, Any], modeler: str = "re
         if result.outlier is not None:
             left_out = result.outlier >= 0
             outlier_x[rows[left_out]] = x[group.columns][result.outlier[left_out]]
+        split = segments.add(rows, x[group.columns], data.values[np.ix_(rows, group.columns)], result, settings)
+        outlier_x[rows[split]] = np.nan  # the segments explain what the one law left out
         const_rows = group.rows[forced[group.rows]]
         if const_rows.size:
             const = refine_series(x[group.columns], data.values[np.ix_(const_rows, group.columns)],
@@ -72,10 +76,14 @@ def model_single(batch: SeriesBatch, options: dict[str, Any], modeler: str = "re
                          "over the other points)")
         return notes
 
+    segmented = segments.take_right(fits)  # a segmented series' function is the segment beyond the change
     left_out, outlier = np.unique(np.nan_to_num(outlier_x, nan=np.inf), return_inverse=True)
     outliers = (outlier.reshape(-1), [({parameter: x},) if np.isfinite(x) else () for x in left_out.tolist()])
     notes = intern_notes([*data.note_keys(), group_notes, constraint_codes(batch), outliers[0]], notes_of)
     columns = single_columns(batch, fits, present, notes, outliers, modeler, options)
+    columns.segments = segmented
+
+    right_from = {i: float(segments.found.right_from[i]) for i in segmented} if segmented else {}
 
     def alternatives() -> AlternativeTable:
         from pmkit.fitting.alternatives import KEEP, repetition_noise, single_alternatives
@@ -94,9 +102,14 @@ def model_single(batch: SeriesBatch, options: dict[str, Any], modeler: str = "re
                 # a point left out as an outlier takes no part: it stands at the model's own value
                 at = np.argmax(x[group.columns][None, :] == outlier_x[rows[left_out], None], axis=1)
                 values[left_out, at] = own.evaluate(x[group.columns])[left_out, at]
-            found = single_alternatives(parameter, x[group.columns], values, own, settings,
-                                        (rep_var[rows], rep_dof[rows]))
-            table.put(rows, found)
+            # a segmented series' law is its last segment's: its alternatives are fitted on that segment
+            starts = np.array([right_from.get(int(r), -np.inf) for r in rows])
+            for start in np.unique(starts):
+                part = np.flatnonzero(starts == start)
+                keep = x[group.columns] >= start
+                found = single_alternatives(parameter, x[group.columns][keep], values[np.ix_(part, keep)],
+                                            own.subset(part), settings, (rep_var[rows[part]], rep_dof[rows[part]]))
+                table.put(rows[part], found)
         return table
 
     columns.uncertainty = Uncertainty(alternatives)

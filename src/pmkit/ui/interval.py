@@ -34,7 +34,10 @@ def compact_factor(factor: float) -> str:
 
 
 def is_wide(row: CallpathScaling) -> bool:
-    """Whether the row's interval at the target spans more than :data:`~pmkit.intervals.WIDE` times."""
+    """Whether the row's interval at the target spans more than :data:`~pmkit.intervals.WIDE` times; a model
+    negative at the target is not flagged (its ``!`` already says it does not hold there)."""
+    if row.negative:
+        return False
     ratio = float(interval_ratio([row.low], [row.high])[0])
     return ratio > WIDE  # NaN (no interval) is not wide; inf (it reaches 0) is
 
