@@ -143,3 +143,31 @@ def test_predicting_some_rows_gives_their_part_of_all() -> None:
     some = models.predict(100.0, rows=np.array([3, 7, 11]))
     for whole, part in zip(everything, some, strict=True):
         np.testing.assert_allclose(part, whole[[3, 7, 11]])
+
+
+def test_intervals_wider_than_ten_times_are_flagged_in_the_views(tmp_path, capsys) -> None:
+    from pmkit.scaling import analyse
+    from pmkit.ui.interval import WIDE_MARK, is_wide
+
+    rng = np.random.default_rng(0)
+    x = np.array([2.0, 4, 8, 16, 32])
+    values = (1 + 0.02 * x ** 2.5)[None, :] * (1 + rng.uniform(-0.3, 0.3, (3, 5)))
+    names = ("alpha", "beta", "gamma")
+    lines = ["PARAMETER x", "POINTS " + " ".join(f"( {v:g} )" for v in x), "METRIC time"]
+    for name, row in zip(names, values, strict=True):
+        lines += [f"REGION {name}", *(f"DATA {v!r}" for v in row.tolist())]
+    path = tmp_path / "vague.txt"
+    path.write_text("\n".join(lines) + "\n")
+    exp = experiment(("x",), x[:, None], values[:, :, None])
+    wide = {names[r.index]: is_wide(r) for r in analyse(exp, pmkit.model(exp)).ranking()}
+    assert sorted(wide.values()) == [False, True, True]
+
+    assert main(["show", str(path)]) == 0
+    out = capsys.readouterr().out
+    ranking = out.split("Fastest growing")[1]
+    for name, flagged in wide.items():
+        line = next(t for t in ranking.splitlines() if t.split()[1:2] == [name])
+        assert (f"]{WIDE_MARK}" in line) is flagged, line
+        tree_line = next(t for t in out.split("Fastest growing")[0].splitlines() if t.split()[:1] == [name])
+        assert (WIDE_MARK in tree_line) is flagged, tree_line
+    assert "spans more than 10×" in out
