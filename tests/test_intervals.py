@@ -171,3 +171,17 @@ def test_intervals_wider_than_ten_times_are_flagged_in_the_views(tmp_path, capsy
         tree_line = next(t for t in out.split("Fastest growing")[0].splitlines() if t.split()[:1] == [name])
         assert (WIDE_MARK in tree_line) is flagged, tree_line
     assert "spans more than 10×" in out
+
+
+def test_the_detail_view_gives_each_prediction_its_interval(weak_study, capsys) -> None:
+    assert main(["show", str(weak_study), "--callpath", "forces"]) == 0
+    out = capsys.readouterr().out
+    assert "90% interval" in out and " … " in out.split("Predicted")[1]
+    growth = next(line for line in out.splitlines() if line.startswith("growth"))
+    assert " [×" in growth and " … ×" in growth
+    assert main(["show", str(weak_study), "--callpath", "forces", "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    predictions = document["show"][0]["detail"]["predictions"]
+    assert predictions and all(p["low"] <= p["value"] <= p["high"] and p["level"] == 0.9 for p in predictions)
+    assert main(["show", str(weak_study), "--callpath", "forces", "--markdown"]) == 0
+    assert "| 90% interval |" in capsys.readouterr().out

@@ -20,7 +20,7 @@ from pmkit.findings import Finding
 from pmkit.names import display_names, display_path, printable
 from pmkit.scaling import RANKING_SHARE, ScalingReport
 from pmkit.ui.call_tree import change_marker, negative_note, tree_notes, value_text, visible_rows
-from pmkit.ui.detail import growth_span, negative_line, segment_lines
+from pmkit.ui.detail import growth_span, interval_text, negative_line, segment_lines
 from pmkit.ui.growth_column import growth_cell, growth_words, trend_summary
 from pmkit.ui.interval import WIDE_NOTE, growth_interval_text, is_wide
 from pmkit.ui.plot import MeasurementPlot, plot_data
@@ -244,8 +244,9 @@ def _detail(detail: CallpathDetail) -> list[str]:
                       format_change(p.relative_error)]
                      for p in detail.points], right=(1, 2, 3, 4, 5, 6, 7))
     if detail.predictions:
-        lines += ["", *_table(["point", "predicted"], [[format_point(p.point), value_text(p.value, unit).plain]
-                                                      for p in detail.predictions], right=(1,))]
+        lines += ["", *_table(["point", "predicted", "90% interval"],
+                              [[format_point(p.point), value_text(p.value, unit).plain, interval_text(p, unit) or "–"]
+                               for p in detail.predictions], right=(1, 2))]
     plot = plot_data(detail)
     if plot is not None:
         console = Console(width=88, record=True, no_color=True, color_system=None, file=io.StringIO())
