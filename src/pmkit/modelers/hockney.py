@@ -47,7 +47,8 @@ class HockneyLine:
         """``2.00 µs + 0.2 ns/B``."""
         from pmkit.ui.quantities import format_value
 
-        return f"{format_value(self.latency, 's')} + {format_value(self.per_byte, 's')}/B"
+        sign = "−" if self.per_byte < 0 else "+"
+        return f"{format_value(self.latency, 's')} {sign} {format_value(abs(self.per_byte), 's')}/B"
 
 
 @dataclass(frozen=True)
