@@ -452,7 +452,8 @@ def _hockney_step(model: CommModel, regressor: np.ndarray | None, bytes_row: int
                 model.time = Combination(switches=(Switch(bytes_row, switch.change, _line(switch.below, bytes_row),
                                                           _line(switch.above, bytes_row), switch.low, switch.high),))
                 model.laws["bytes"] = bytes_row
-                model.notes.append(f"Hockney t = α + β·bytes with {which}; {switch.text()} (bytes per run)")
+                model.notes.append(f"Hockney t = α + β·bytes with {which}; {switch.text()} (bytes per process "
+                                   "and run)")
                 return
             if ok.sum() >= 2:
                 design = np.stack([np.ones(ok.sum()), regressor[ok]], axis=1)
