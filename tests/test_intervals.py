@@ -185,3 +185,25 @@ def test_the_detail_view_gives_each_prediction_its_interval(weak_study, capsys) 
     assert predictions and all(p["low"] <= p["value"] <= p["high"] and p["level"] == 0.9 for p in predictions)
     assert main(["show", str(weak_study), "--callpath", "forces", "--markdown"]) == 0
     assert "| 90% interval |" in capsys.readouterr().out
+
+
+def test_alternatives_are_built_only_for_the_rows_asked_for() -> None:
+    from pmkit.scaling import analyse
+
+    rng = np.random.default_rng(6)
+    x = np.array([2.0, 4, 8, 16, 32])
+    values = (1 + 0.3 * x ** 2)[None, :, None] * (1 + rng.uniform(-0.03, 0.03, (20, 5, 1)))
+    exp = experiment(("x",), x[:, None], values)
+    models = pmkit.model(exp)
+    some = models.predict(100.0, rows=np.array([3, 7]))
+    assert models.uncertainty.built.sum() == 2
+    everything = models.predict(100.0)
+    assert models.uncertainty.built.all()
+    for whole, part in zip(everything, some, strict=True):
+        np.testing.assert_allclose(part, whole[[3, 7]])
+
+    fresh = pmkit.model(exp)
+    report = analyse(exp, fresh)
+    row = report.rows[int(np.flatnonzero(report.columns.has_function)[0])]
+    assert math.isfinite(row.low) and fresh.uncertainty.built.sum() == 1
+    assert np.isfinite(report.columns.low[report.columns.has_function]).all() and fresh.uncertainty.built.all()

@@ -197,16 +197,29 @@ class ScalingColumns:
     negative: np.ndarray
     lost: np.ndarray
     branch_negative: np.ndarray
-    low: np.ndarray | None = None
-    """The low end of each prediction's interval at the target (NaN: none; None: no intervals at all)."""
-    high: np.ndarray | None = None
+    intervals: TargetIntervals | None = None
+    """Each prediction's interval at the target, computed for the rows a view asks for (None: none at all)."""
 
-    def __post_init__(self) -> None:
-        nothing = np.full(len(self.model), np.nan)
-        if self.low is None:
-            object.__setattr__(self, "low", nothing)
-        if self.high is None:
-            object.__setattr__(self, "high", nothing.copy())
+    @property
+    def low(self) -> np.ndarray:
+        """The low end of each prediction's interval at the target (NaN: none); every row's, computed now."""
+        return self._bounds()[0]
+
+    @property
+    def high(self) -> np.ndarray:
+        """The high end of each prediction's interval at the target (NaN: none)."""
+        return self._bounds()[1]
+
+    def _bounds(self, rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        if self.intervals is None:
+            nothing = np.full(len(self.model), np.nan)
+            return nothing, nothing.copy()
+        return self.intervals.fill(rows)
+
+    def interval(self, index: int) -> tuple[float, float]:
+        """Row ``index``'s interval at the target (low, high), computed for that row alone if not yet."""
+        low, high = self._bounds(np.array([index]))
+        return float(low[index]), float(high[index])
 
     def growth_class(self, index: int) -> Growth | None:
         code = int(self.growth_code[index])
@@ -296,7 +309,7 @@ class ScalingReport:
                                float(c.growth[i]), c.growth_class(i), c.prior_notes.get(i),
                                float(c.branch_share[i]), float(c.branch_predicted_share[i]),
                                float(c.branch_predicted[i]), int(c.measured_points[i]), float(c.lost[i]),
-                               int(c.branch_negative[i]), law, float(c.low[i]), float(c.high[i]))
+                               int(c.branch_negative[i]), law, *c.interval(i))
 
     def trend(self, index: int) -> Trend | None:
         """How row ``index``'s law behaves towards the target (:func:`pmkit.trend.trend_of`), described
@@ -661,7 +674,7 @@ def analyse(experiment: Experiment, models: ModelSet | Sequence[Model], metric: 
     if with_function.any():
         fitted[with_function] = columns.evaluate(reference)[position[with_function]]
         predicted[with_function] = columns.evaluate(goal)[position[with_function]]
-    low, high = _intervals(models, position, with_function, goal)
+    intervals = TargetIntervals(models, position, with_function, goal)
     codes, classes = columns.growth(goal)  # a segmented model grows as its segment at the target
     growth_code = np.where(has, codes[np.where(has, position, 0)], -1)
     counted = tree.roots() if info.inclusive else list(range(len(tree)))
@@ -695,22 +708,31 @@ def analyse(experiment: Experiment, models: ModelSet | Sequence[Model], metric: 
                           _part(predicted_share, total_predicted), growth, growth_code, classes, notes,
                           _part(branch_measured, total_measured), _part(branch_predicted, total_predicted),
                           branch_predicted, measured_at.astype(np.int64), parent, depth, negative, lost,
-                          branch_negative, low, high)
+                          branch_negative, intervals)
     return ScalingReport(experiment, metric, info.unit, info.inclusive, measure, reference, ref, goal,
                          total_measured, total_predicted, models, rows, strong, view, along, start)
 
 
-def _intervals(models: ModelSet, position: np.ndarray, with_function: np.ndarray, target: Mapping[str, float]
-               ) -> tuple[np.ndarray, np.ndarray]:
-    """Per call path, the interval of its model's prediction at ``target`` (NaN where there is none), every
-    model at once (:meth:`ModelSet.predict`)."""
-    low, high = np.full(len(position), np.nan), np.full(len(position), np.nan)
-    if not with_function.any():
-        return low, high
-    with np.errstate(all="ignore"):
-        _, low[with_function], high[with_function] = models.predict(dict(target), INTERVAL_LEVEL,
-                                                                    position[with_function])
-    return low, high
+class TargetIntervals:
+    """Per call path, the interval of its model's prediction at ``target`` (NaN where there is none),
+    computed for the rows asked for and kept (:meth:`ModelSet.predict` on those rows: the models'
+    alternatives are built for them alone, so a terminal view of 20 rows out of 100,000 pays for 20)."""
+
+    def __init__(self, models: ModelSet, position: np.ndarray, with_function: np.ndarray,
+                 target: Mapping[str, float]) -> None:
+        self.models, self.position, self.with_function, self.target = models, position, with_function, target
+        self.low, self.high = np.full(len(position), np.nan), np.full(len(position), np.nan)
+        self.done = ~with_function
+
+    def fill(self, rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The bounds of every row, those of ``rows`` (or all) computed if not yet."""
+        index = np.flatnonzero(~self.done) if rows is None else rows[~self.done[rows]]
+        if index.size:
+            with np.errstate(all="ignore"):
+                _, self.low[index], self.high[index] = self.models.predict(dict(self.target), INTERVAL_LEVEL,
+                                                                           self.position[index])
+            self.done[index] = True
+        return self.low, self.high
 
 
 def prior_note(constraint: Constraint | None, parameters: Sequence[str]) -> str | None:

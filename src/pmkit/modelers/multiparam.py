@@ -376,12 +376,10 @@ def model_multiparameter(batch: SeriesBatch, options: dict[str, Any], modeler: s
         columns.quality[i] = [q.rss, q.smape, q.adjusted_r2, np.nan if q.cv_smape is None else q.cv_smape]
     columns.segments = segments
 
-    def alternatives() -> AlternativeTable:
-        from pmkit.fitting.alternatives import repetition_noise
+    def alternatives(wanted: np.ndarray) -> AlternativeTable:
+        return _alternatives(batch, data, results, contexts, settings, wanted)
 
-        return _alternatives(batch, data, results, contexts, settings, repetition_noise(batch.values))
-
-    columns.uncertainty = Uncertainty(alternatives)
+    columns.uncertainty = Uncertainty(alternatives, len(batch))
     return ModelSet(parameters, columns=columns)
 
 
@@ -410,10 +408,10 @@ def multiparam_columns(batch: SeriesBatch, results: _Results, present: np.ndarra
 
 def _alternatives(batch: SeriesBatch, data: SeriesData, results: _Results,
                   contexts: list[tuple[np.ndarray, list[Line | None]]], settings: RefineSettings,
-                  noise: tuple[np.ndarray, np.ndarray]) -> AlternativeTable:
-    """Every series' alternatives (:func:`pmkit.fitting.alternatives.multi_alternatives`): its law, and the
-    law with one parameter's factor replaced by that parameter's next best shapes on its grid line, or
-    dropped."""
+                  wanted: np.ndarray) -> AlternativeTable:
+    """The alternatives (:func:`pmkit.fitting.alternatives.multi_alternatives`) of the series ``wanted`` (a
+    mask): its law, and the law with one parameter's factor replaced by that parameter's next best shapes
+    on its grid line, or dropped."""
     from pmkit.fitting.alternatives import (
         ADDITIONS,
         COMMON_SHAPES,
@@ -421,6 +419,7 @@ def _alternatives(batch: SeriesBatch, data: SeriesData, results: _Results,
         SUBSTITUTES,
         multi_alternatives,
         ranked_shapes,
+        repetition_noise,
     )
 
     n_params = len(batch.parameters)
@@ -429,7 +428,7 @@ def _alternatives(batch: SeriesBatch, data: SeriesData, results: _Results,
     table.weight[:] = 0.0
     for g, group in enumerate(results.groups):
         rows = results.rows[g]
-        held = results.group_of[rows] == g
+        held = (results.group_of[rows] == g) & wanted[rows]
         if not held.any():
             continue
         if results.context_of[g] < 0:
@@ -454,7 +453,7 @@ def _alternatives(batch: SeriesBatch, data: SeriesData, results: _Results,
                 additions[p] = np.concatenate([ranked[:, :ADDITIONS], common], axis=1)
         found = multi_alternatives(batch.parameters, batch.points[cols], Y, alpha, beta,
                                    coefficients, substitutes, structures, additions,
-                                   (noise[0][rows], noise[1][rows]))
+                                   repetition_noise(batch.values[rows]))
         table.put(rows, found)
     return table
 

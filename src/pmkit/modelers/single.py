@@ -85,16 +85,16 @@ def model_single(batch: SeriesBatch, options: dict[str, Any], modeler: str = "re
 
     right_from = {i: float(segments.found.right_from[i]) for i in segmented} if segmented else {}
 
-    def alternatives() -> AlternativeTable:
+    def alternatives(wanted: np.ndarray) -> AlternativeTable:
         from pmkit.fitting.alternatives import KEEP, repetition_noise, single_alternatives
 
         table = AlternativeTable.empty((parameter,), count, KEEP, 2)
         table.weight[:] = 0.0
-        rep_var, rep_dof = repetition_noise(batch.values)
         for group in groups:
-            rows = group.rows
-            if group.columns.size == 0:
+            rows = group.rows[wanted[group.rows]]
+            if group.columns.size == 0 or rows.size == 0:
                 continue
+            rep_var, rep_dof = repetition_noise(batch.values[rows])
             own = fits.subset(rows)
             values = data.values[np.ix_(rows, group.columns)].copy()
             left_out = np.flatnonzero(np.isfinite(outlier_x[rows]))
@@ -108,11 +108,11 @@ def model_single(batch: SeriesBatch, options: dict[str, Any], modeler: str = "re
                 part = np.flatnonzero(starts == start)
                 keep = x[group.columns] >= start
                 found = single_alternatives(parameter, x[group.columns][keep], values[np.ix_(part, keep)],
-                                            own.subset(part), settings, (rep_var[rows[part]], rep_dof[rows[part]]))
+                                            own.subset(part), settings, (rep_var[part], rep_dof[part]))
                 table.put(rows[part], found)
         return table
 
-    columns.uncertainty = Uncertainty(alternatives)
+    columns.uncertainty = Uncertainty(alternatives, count)
     return ModelSet(batch.parameters, columns=columns)
 
 
