@@ -102,9 +102,10 @@ def score(functions: Sequence[Function | None], truth: SyntheticFunctions, x_at:
     return Scores(exact, predicted, chosen)
 
 
-def model_with_pmkit(x: np.ndarray, values: np.ndarray, modeler: str,
-                     options: dict[str, str] | None = None) -> tuple[list[Function | None], float]:
-    """Model every series (series × points × repetitions) with pmkit's SDK; returns functions, seconds."""
+def model_with_pmkit(x: np.ndarray, values: np.ndarray, modeler: str, options: dict[str, str] | None = None,
+                     interval_at: float | None = None) -> tuple[list[Function | None], float, np.ndarray | None]:
+    """Model every series (series × points × repetitions) with pmkit's SDK; returns functions, seconds
+    (modeling only) and, with ``interval_at``, every model's 90% interval there (series × (low, high))."""
     tree = CallTree()
     for i in range(values.shape[0]):
         tree.add(f"s{i}")
@@ -112,7 +113,11 @@ def model_with_pmkit(x: np.ndarray, values: np.ndarray, modeler: str,
     start = time.perf_counter()
     models = pmkit.model(experiment, modeler=modeler, **(options or {}))
     functions = [m.function for m in models]
-    return functions, time.perf_counter() - start
+    took = time.perf_counter() - start
+    if interval_at is None:
+        return functions, took, None
+    _, low, high = models.predict({"x": interval_at}, level=0.9)
+    return functions, took, np.column_stack([low, high])
 
 
 def model_with_extrap_chunked(x: np.ndarray, values: np.ndarray, chunk: int, jobs: int, console: Console,
@@ -179,6 +184,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # scores[tool][case][x-set]
     scores: dict[str, dict[str, dict[str, Scores]]] = {t: {c.case: {} for c in truths} for t in tools}
     seconds = dict.fromkeys(tools, 0.0)
+    coverage: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}
     header = (f"accuracy: {len(CASES)} cases × {n} functions × {len(X_SETS)} x-sets, ±{NOISE:.0%} noise, "
               f"{args.repetitions} repetition(s), seed {args.seed}")
     if not args.no_extrap:
@@ -191,7 +197,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         x_at = 4 * float(x.max())
         console.log(f"x = {xs_label}: {values.shape[0]} series")
         results: dict[str, list[Function | None]] = {}
-        functions, took = model_with_pmkit(x, values, args.pmkit_modeler, options)
+        functions, took, intervals = model_with_pmkit(x, values, args.pmkit_modeler, options, interval_at=x_at)
+        truth_at = np.concatenate([t.evaluate(np.array([x_at]))[:, 0] for t in truths])
+        for k, truth in enumerate(truths):
+            part = slice(k * n, (k + 1) * n)
+            low, high = intervals[part, 0], intervals[part, 1]
+            covered = (low <= truth_at[part]) & (truth_at[part] <= high)
+            with np.errstate(all="ignore"):
+                width = np.where(low > 0, high / np.where(low > 0, low, 1.0), np.nan)
+            coverage.setdefault(truth.case, []).append((covered, width))
         results[tools[0]] = functions
         seconds[tools[0]] += took
         if not args.no_extrap:
@@ -204,6 +218,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 scores[tool][truth.case][xs_label] = score(fns[k * n:(k + 1) * n], truth, x_at)
 
     summary = report(console, tools, truths, scores, seconds, args.misses)
+    summary["intervals"] = interval_report(console, coverage, tools[0])
     if args.json:
         with open(args.json, "w") as out:
             json.dump({"per_case": n, "seed": args.seed, "repetitions": args.repetitions, "options": options,
@@ -256,6 +271,26 @@ def report(console: Console, tools: list[str], truths: list[SyntheticFunctions],
             text = "; ".join(f"{r['true']} → {r['chosen']} at {r['x_set']} ×{r['count']}" for r in rows[:n_misses])
             console.print(f"[dim]{pm} misses, {case}: {text}[/dim]")
     return {"rates": rates, "seconds": seconds, "pmkit_misses": misses}
+
+
+def interval_report(console: Console, coverage: dict[str, list[tuple[np.ndarray, np.ndarray]]], tool: str) -> dict:
+    """pmkit's 90% prediction intervals at 4× the largest x: how often they contain the true value, per
+    case and x-set (target 85–95%), and their median width (high ÷ low)."""
+    table = Table(title=f"{tool}: 90% prediction intervals at 4·x_max — % containing the true value "
+                        "(per x-set | all) and median width high/low")
+    for column in ("case", *X_SETS, "all", "median width"):
+        table.add_column(column, justify="left" if column == "case" else "right")
+    out = {}
+    for case, parts in coverage.items():
+        covered = np.concatenate([c for c, _ in parts])
+        widths = np.concatenate([w for _, w in parts])
+        out[case] = {"covered": 100 * covered.mean(), "width": float(np.nanmedian(widths)),
+                     **{f"covered {xs}": 100 * c.mean() for xs, (c, _) in zip(X_SETS, parts, strict=True)}}
+        table.add_row(case, *(percent(c) for c, _ in parts), percent(covered), f"×{out[case]['width']:.2f}")
+    everything = np.concatenate([c for parts in coverage.values() for c, _ in parts])
+    table.add_row("all", *[""] * len(X_SETS), percent(everything), "", style="bold")
+    console.print(table)
+    return out
 
 
 def _summary_table(console: Console, tools: list[str], truths: list[SyntheticFunctions],

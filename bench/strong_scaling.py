@@ -31,19 +31,18 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction as F
 
 import numpy as np
 from accuracy import add_run_arguments, lead_shape, model_with_extrap_chunked, model_with_pmkit
-from extrap_env import ExtrapUnavailable, extrap_version
+from extrap_env import extrap_version
+from multistudy import run_main
 from rich.console import Console
 from rich.table import Table
 
 from pmkit.behaviour import describe
-from pmkit.errors import PmkitError
 from pmkit.options import parse_assignments
 from pmkit.pmnf import Factor, Function, Term
 
@@ -196,7 +195,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             values = exact_values[..., None] * (1 + rng.uniform(-noise, noise, (*exact_values.shape, 1)))
             console.log(f"±{noise:.0%}, x = {xs_label}: {values.shape[0]} series")
             results: dict[str, list[Function | None]] = {}
-            functions, took = model_with_pmkit(x, values, "refining", options)
+            functions, took, _ = model_with_pmkit(x, values, "refining", options)
             results[pm], seconds[pm] = functions, seconds[pm] + took
             if not args.no_extrap:
                 ex, ex_seconds = model_with_extrap_chunked(x, values, args.chunk, args.jobs, console, TOOLS_EXTRAP)
@@ -338,11 +337,4 @@ def report(console: Console, tools: list[str], rates: dict, seconds: dict, per_c
 
 
 if __name__ == "__main__":
-    try:
-        start = time.perf_counter()
-        code = main()
-        print(f"({time.perf_counter() - start:.0f} s)", file=sys.stderr)
-        sys.exit(code)
-    except (PmkitError, ExtrapUnavailable) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        sys.exit(2)
+    run_main(main)

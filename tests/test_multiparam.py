@@ -214,3 +214,28 @@ def test_term_combinations_expand_two_term_lines() -> None:
     additive = frozenset({frozenset({0}), frozenset({1}), frozenset({2})})
     assert {both, split, additive} <= combos
     assert all(not {0, 1} <= term for c in combos for term in c)  # terms of one parameter never multiply
+
+
+def test_a_weaker_additive_parameter_is_kept() -> None:
+    # issue 18: on lines averaged over x, 9.24·x swamps 1.85·log2(y); read on its lowest line y is kept
+    values = np.array([4.0, 8, 16, 32, 64])
+    grid = np.array([(a, b) for a in values for b in values])
+    rng = np.random.default_rng(3)
+    exact = 0.067 + 9.24 * grid[:, 0] + 1.85 * np.log2(grid[:, 1])
+    noisy = exact * (1 + rng.uniform(-0.02, 0.02, (40, 25)))
+    models = RefiningModeler().model(batch(grid, noisy, parameters=("x", "y")))
+    both = [{f.parameter for t in m.function.terms for f in t.factors} == {"x", "y"} for m in models]
+    assert np.mean(both) > 0.8
+    # a parameter without effect still leaves the model
+    only_x = (2 + 3 * grid[:, 0]) * (1 + rng.uniform(-0.02, 0.02, (40, 25)))
+    models = RefiningModeler().model(batch(grid, only_x, parameters=("x", "y")))
+    assert np.mean([{f.parameter for t in m.function.terms for f in t.factors} == {"x"} for m in models]) > 0.9
+
+
+def test_lowest_line() -> None:
+    from pmkit.modelers.multiparam import lowest_line
+
+    line = lowest_line(GRID, 1)
+    assert line is not None and list(line.values) == Q_VALUES
+    np.testing.assert_allclose(line.average @ GRID[:, 0], 4.0)
+    assert lowest_line(GRID[:2], 1) is None

@@ -124,6 +124,25 @@ def test_refining_splits_by_default_and_the_model_keeps_segments_and_change_poin
     assert not off.segmented and off.quality.smape > send.quality.smape
 
 
+def test_a_segmented_models_interval_is_its_last_segments() -> None:
+    experiment = _experiment({"send": _slope_change(P, 100.0, 1, seed=9)[0], "compute": _noisy(20 + 0.1 * P, 0.02, 1)})
+    models = pmkit.model(experiment)
+    send = models.get("send", "time")
+    beyond = send.predict({"p": 8192.0})
+    assert beyond.value == pytest.approx(send.segments[-1].function.evaluate(8192.0))
+    assert beyond.low <= beyond.value <= beyond.high and beyond.high < 2 * beyond.low
+    inside = send.predict({"p": 10.0})  # the first segment: its alternatives were never fitted
+    assert inside.value == pytest.approx(send.segments[0].function.evaluate(10.0))
+    assert math.isnan(inside.low) and math.isnan(inside.high)
+    row = [m.callpath for m in models].index("send")
+    for point, known in (({"p": 8192.0}, True), ({"p": 10.0}, False)):
+        value, low, high = models.predict(point)
+        assert value[row] == pytest.approx(send.predict(point).value)
+        assert bool(np.isfinite(low[row])) is known and bool(np.isfinite(high[row])) is known
+        compute = [m.callpath for m in models].index("compute")
+        assert np.isfinite(low[compute]) and low[compute] <= value[compute] <= high[compute]
+
+
 def test_json_carries_segments_and_change_point_and_stays_finite() -> None:
     experiment = _experiment({"send": _slope_change(P, 100.0, 1, seed=9)[0], "compute": _noisy(20 + 0.1 * P, 0.02, 1)})
     document = models_document(("p",), [("gen", m) for m in pmkit.model(experiment)])

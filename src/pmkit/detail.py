@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from pmkit.models import Model
-from pmkit.scaling import CallpathScaling, ScalingReport, evaluate
+from pmkit.scaling import INTERVAL_LEVEL, CallpathScaling, ScalingReport, evaluate
 from pmkit.trend import Trend
 
 GROWTH_STEPS = (2.0, 4.0, 8.0, 16.0)
@@ -57,13 +57,17 @@ class PointStats:
 
 @dataclass(frozen=True)
 class Prediction:
-    """The model's value at one point beyond the measurements."""
+    """The model's value at one point beyond the measurements, with its 90% interval (NaN bounds where the
+    modeler gives none, see :meth:`pmkit.models.Model.predict`)."""
 
     point: dict[str, float]
     value: float
+    low: float = math.nan
+    high: float = math.nan
 
     def to_json(self) -> dict[str, object]:
-        return {"point": self.point, "value": self.value}
+        return {"point": self.point, "value": self.value, "low": self.low, "high": self.high,
+                "level": INTERVAL_LEVEL}
 
 
 @dataclass
@@ -154,10 +158,10 @@ def _predictions(report: ScalingReport, model: Model | None) -> list[Prediction]
         return []
     changing = [k for k in report.reference if report.target[k] > report.reference[k]]
     out = []
-    for factor in GROWTH_STEPS:
-        point = {k: v * factor if k in changing else v for k, v in report.reference.items()}
-        if changing and all(point[k] < report.target[k] for k in changing):
-            out.append(Prediction(point, _value(model, point)))
-    out.append(Prediction(dict(report.target), _value(model, report.target)))
+    points = [{k: v * factor if k in changing else v for k, v in report.reference.items()} for factor in GROWTH_STEPS]
+    points = [p for p in points if changing and all(p[k] < report.target[k] for k in changing)]
+    for point in [*points, dict(report.target)]:
+        interval = model.predict(point, INTERVAL_LEVEL)
+        out.append(Prediction(point, _value(model, point), interval.low, interval.high))
     return out
 

@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from pmkit.growth import Growth, growth_of
+from pmkit.intervals import Uncertainty
 from pmkit.models import ChangePoint, Model, Quality, Segment
 from pmkit.pmnf import Factor, Function, Term, extrap_notation, number_texts, pretty_notation, shows_constant
 
@@ -171,8 +172,11 @@ class ModelColumns:
                  options: Mapping[str, Any] | None = None,
                  modeler_of: tuple[Sequence[str], np.ndarray] | None = None,
                  outliers: tuple[np.ndarray, Sequence[tuple[Mapping[str, float], ...]]] | None = None,
-                 segments: Mapping[int, tuple[tuple[Segment, ...], ChangePoint]] | None = None) -> None:
+                 segments: Mapping[int, tuple[tuple[Segment, ...], ChangePoint]] | None = None,
+                 uncertainty: Uncertainty | None = None) -> None:
         self.parameters = tuple(parameters)
+        self.uncertainty = uncertainty
+        """Every series' alternatives, behind the prediction intervals (:mod:`pmkit.intervals`), or None."""
         self.callpaths = callpaths
         self.metrics = metrics
         self.has_function = np.asarray(has_function, dtype=bool)
@@ -340,7 +344,8 @@ class ModelColumns:
         segments, change = self.segments.get(i, ((), None))
         return Model(self.callpaths[i], self.metrics[i], function, Quality(*q),
                      self.modeler_names[self.modeler_of[i]], self.options, self.note_groups[self.note_group[i]],
-                     int(self.points[i]), self.outlier_groups[self.outlier_group[i]], segments, change)
+                     int(self.points[i]), self.outlier_groups[self.outlier_group[i]], segments, change,
+                     uncertainty=self.uncertainty, row=i)
 
     # ------------------------------------------------------------------ all series at once
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
+from pmkit.intervals import DEFAULT_LEVEL, Interval, Uncertainty
 from pmkit.pmnf import Function
 
 if TYPE_CHECKING:
@@ -106,6 +107,10 @@ class Model:
     outliers: tuple[Mapping[str, float], ...] = ()
     segments: tuple[Segment, ...] = ()
     change_point: ChangePoint | None = None
+    uncertainty: Uncertainty | None = field(default=None, compare=False, repr=False)
+    """The alternatives behind :meth:`predict`'s interval (shared by the model set), or None."""
+    row: int = field(default=-1, compare=False, repr=False)
+    """This model's row in ``uncertainty``."""
 
     @property
     def ok(self) -> bool:
@@ -159,6 +164,26 @@ class Model:
                 out = np.where(inside, np.asarray(segment.function.evaluate(points), dtype=float), out)
         return float(out[0]) if scalar else out
 
+    def predict(self, point: Mapping[str, float] | Sequence[float] | float, level: float = DEFAULT_LEVEL) -> Interval:
+        """The model's prediction at ``point`` with its ``level`` interval: the hypotheses the data cannot
+        reject, each refitted (and the repetitions' scatter where there are several), predict between
+        ``low`` and ``high`` (see :mod:`pmkit.intervals`).  NaN bounds where the modeler gives none.  A
+        segmented model's value is its segment's there; its interval is the last segment's (the law
+        beyond the measured range), fitted on that segment's points, so a point in an earlier segment
+        gets NaN bounds."""
+        if self.function is None:
+            return Interval(float("nan"), float("nan"), float("nan"), level)
+        coords = _coordinates(point, self.function.parameters)
+        value = float(self.evaluate(dict(zip(self.function.parameters, coords, strict=True))))
+        if self.uncertainty is None or self.row < 0 or (
+                self.segmented and not in_last_segment(self.segments, self.change_point, coords,
+                                                           self.function.parameters)):
+            return Interval(value, float("nan"), float("nan"), level)
+        found = self.uncertainty.interval(self.row, coords, level)
+        if not found.known:
+            return Interval(value, float("nan"), float("nan"), level)
+        return Interval(value, min(found.low, value), max(found.high, value), level)
+
     def to_json(self) -> dict[str, Any]:
         """One entry of the ``models`` list of pmkit's JSON schema (see README)."""
         return {
@@ -177,6 +202,27 @@ class Model:
         }
 
 
+def in_last_segment(segments: Sequence[Segment], change: ChangePoint | None, coords: Sequence[float],
+                        parameters: Sequence[str]) -> bool:
+    """Whether the point ``coords`` (in ``parameters``' order) lies in the last of ``segments``, where a
+    segmented model's prediction interval holds (True for a model of one law)."""
+    if len(segments) < 2 or change is None:
+        return True
+    return bool(segments[-1].holds(float(coords[list(parameters).index(change.parameter)])))
+
+
+def _coordinates(point: Mapping[str, float] | Sequence[float] | float, parameters: Sequence[str]) -> list[float]:
+    """A point as its coordinates in ``parameters``' order (a mapping by name, a sequence, or one number)."""
+    if isinstance(point, Mapping):
+        missing = [p for p in parameters if p not in point]
+        if missing:
+            raise ValueError(f"the point has no value for {missing}")
+        return [float(point[p]) for p in parameters]
+    if isinstance(point, (int, float)):
+        return [float(point)]
+    return [float(v) for v in point]
+
+
 class ModelSet(Sequence[Model]):
     """The models of many series, in series order.
 
@@ -185,14 +231,18 @@ class ModelSet(Sequence[Model]):
     modelers do: a Model is built only when one is asked for), or lazily from ``make(i)``.
     :attr:`columns` gives every model as columns whichever way the set was made (built from the
     objects on first use); the scaling analysis and the writers read those, never the objects.
+    :attr:`uncertainty` (the columns', or given) holds every series' alternatives: :meth:`predict`
+    gives all predictions with their intervals at once.
     """
 
     def __init__(self, parameters: Sequence[str], models: Sequence[Model] | None = None, *,
                  count: int | None = None, make: Callable[[int], Model] | None = None,
-                 modeler: str = "", columns: ModelColumns | None = None) -> None:
+                 modeler: str = "", columns: ModelColumns | None = None,
+                 uncertainty: Uncertainty | None = None) -> None:
         self.parameters = tuple(parameters)
         self._columns = columns
         self._make: Callable[[int], Model] | None = None
+        self._uncertainty = uncertainty
         if models is not None:
             self._cache: list[Model | None] = list(models)
         elif columns is not None:
@@ -267,3 +317,40 @@ class ModelSet(Sequence[Model]):
             return sorted({m.modeler for m in self if m.modeler and (metric is None or m.metric == metric)})
         columns = self._columns
         return columns.modelers(None if metric is None else columns.rows_of_metric(metric))
+
+    @property
+    def uncertainty(self) -> Uncertainty | None:
+        """The alternatives behind the intervals: given to the set, or its columns' (None: no intervals)."""
+        if self._uncertainty is not None:
+            return self._uncertainty
+        return None if self._columns is None else self._columns.uncertainty
+
+    def predict(self, point: Mapping[str, float] | Sequence[float] | float, level: float = DEFAULT_LEVEL,
+                rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every model's (or the models at positions ``rows``') prediction at ``point`` and its ``level``
+        interval, as arrays (value, low, high) in series order; NaN where a model has no function, NaN
+        bounds where it has no interval (a segmented model's before its last segment)."""
+        coords = _coordinates(point, self.parameters)
+        value = np.asarray(self.columns.evaluate(dict(zip(self.parameters, coords, strict=True))), dtype=float)
+        if rows is not None:
+            rows = np.asarray(rows, dtype=np.int64)
+            value = value[rows]
+        count = len(value)
+        low, high = np.full(count, np.nan), np.full(count, np.nan)
+        if self.uncertainty is not None:
+            _, low, high = self.uncertainty.predict(coords, level, rows)
+        elif self._columns is None and any(m.uncertainty is not None for m in self):
+            chosen = range(len(self)) if rows is None else rows.tolist()
+            found = [self[int(i)].predict(coords, level) for i in chosen]
+            low, high = np.array([f.low for f in found]), np.array([f.high for f in found])
+        known = np.isfinite(low) & np.isfinite(high) & np.isfinite(value)
+        segments = {} if self._columns is None else self._columns.segments
+        if segments:  # a segmented model's interval is its last segment's (see Model.predict)
+            position = np.arange(count) if rows is None else rows
+            at = {int(r): k for k, r in enumerate(position.tolist())}
+            for i, (pieces, change) in segments.items():
+                if i in at and not in_last_segment(pieces, change, coords, self.parameters):
+                    known[at[i]] = False
+        low = np.where(known, np.fmin(low, value), np.nan)
+        high = np.where(known, np.fmax(high, value), np.nan)
+        return value, low, high

@@ -30,6 +30,7 @@ from pmkit.constraints import Constraint
 from pmkit.errors import UsageError
 from pmkit.experiment import Experiment
 from pmkit.growth import Growth
+from pmkit.intervals import DEFAULT_LEVEL, Interval
 from pmkit.models import Model, ModelSet
 from pmkit.names import display_names, display_path
 from pmkit.pmnf import Function
@@ -40,6 +41,11 @@ DEFAULT_SCALE_UP = 4.0
 """Without a target, it is this many times the largest measured value of each parameter."""
 
 SORT_KEYS = ("share", "growth", "name")
+RANK_KEYS = ("growth", "low")
+"""How the ranking orders call paths: by the predicted growth, or by its interval's low end (the growth the
+measurements are sure of)."""
+INTERVAL_LEVEL = DEFAULT_LEVEL
+"""The level of the prediction intervals the report gives at the target."""
 
 RANKING_SHARE = 0.1
 """The ranking lists growing call paths down to this fraction of the tree's ``min_share``: a call path
@@ -124,6 +130,10 @@ class CallpathScaling:
     lost: float = math.nan
     branch_negative: int = 0
     law: Function | None = None
+    low: float = math.nan
+    """The low end of the prediction's interval at the target (NaN: the modeler gives none)."""
+    high: float = math.nan
+    """The high end of the prediction's interval at the target."""
 
     @property
     def has_model(self) -> bool:
@@ -134,10 +144,23 @@ class CallpathScaling:
         """Whether the model predicts a value below zero at the target (left out of the predicted total)."""
         return bool(self.predicted < 0)
 
+    @property
+    def growth_low(self) -> float:
+        """The growth factor at the interval's low end: the growth the data are sure of."""
+        return self.low / self.fitted if self.fitted > 0 else math.nan
+
+    @property
+    def growth_high(self) -> float:
+        return self.high / self.fitted if self.fitted > 0 else math.nan
+
+    @property
+    def interval(self) -> Interval:
+        return Interval(self.predicted, self.low, self.high, INTERVAL_LEVEL)
+
     def to_json(self) -> dict[str, object]:
         return {"callpath": self.callpath, "measured": self.measured, "share": self.share,
-                "fitted": self.fitted, "predicted": self.predicted,
-                "predicted_share": self.predicted_share, "growth": self.growth,
+                "fitted": self.fitted, "predicted": self.predicted, "low": self.low, "high": self.high,
+                "level": INTERVAL_LEVEL, "predicted_share": self.predicted_share, "growth": self.growth,
                 "growth_class": None if self.growth_class is None else self.growth_class.to_json(),
                 "prior_note": self.prior_note, "negative": self.negative, "lost": self.lost}
 
@@ -174,6 +197,29 @@ class ScalingColumns:
     negative: np.ndarray
     lost: np.ndarray
     branch_negative: np.ndarray
+    intervals: TargetIntervals | None = None
+    """Each prediction's interval at the target, computed for the rows a view asks for (None: none at all)."""
+
+    @property
+    def low(self) -> np.ndarray:
+        """The low end of each prediction's interval at the target (NaN: none); every row's, computed now."""
+        return self._bounds()[0]
+
+    @property
+    def high(self) -> np.ndarray:
+        """The high end of each prediction's interval at the target (NaN: none)."""
+        return self._bounds()[1]
+
+    def _bounds(self, rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        if self.intervals is None:
+            nothing = np.full(len(self.model), np.nan)
+            return nothing, nothing.copy()
+        return self.intervals.fill(rows)
+
+    def interval(self, index: int) -> tuple[float, float]:
+        """Row ``index``'s interval at the target (low, high), computed for that row alone if not yet."""
+        low, high = self._bounds(np.array([index]))
+        return float(low[index]), float(high[index])
 
     def growth_class(self, index: int) -> Growth | None:
         code = int(self.growth_code[index])
@@ -263,7 +309,7 @@ class ScalingReport:
                                float(c.growth[i]), c.growth_class(i), c.prior_notes.get(i),
                                float(c.branch_share[i]), float(c.branch_predicted_share[i]),
                                float(c.branch_predicted[i]), int(c.measured_points[i]), float(c.lost[i]),
-                               int(c.branch_negative[i]), law)
+                               int(c.branch_negative[i]), law, *c.interval(i))
 
     def trend(self, index: int) -> Trend | None:
         """How row ``index``'s law behaves towards the target (:func:`pmkit.trend.trend_of`), described
@@ -399,20 +445,34 @@ class ScalingReport:
         best = np.lexsort((-np.arange(rows.size), rows == index, growth, order[:, 2], order[:, 1], order[:, 0]))[-1]
         return self.rows[int(rows[best])]
 
-    def ranking(self, min_share: float = 0.0, limit: int | None = None) -> list[CallpathScaling]:
+    def ranking(self, min_share: float = 0.0, limit: int | None = None, by: str = "growth") -> list[CallpathScaling]:
         """Call paths whose model grows towards the target, fastest first.
 
         Only call paths taking at least ``min_share`` (a fraction) of the predicted total are
         ranked, so that a negligible call path growing fast does not hide the ones that matter.
+        ``by="low"`` orders them by the low end of their prediction's interval (the growth the
+        measurements are sure of; rows without an interval count their prediction).
         """
+        if by not in RANK_KEYS:
+            raise UsageError(f"unknown ranking order {by!r}; choose one of {', '.join(RANK_KEYS)}")
         c = self.columns
         levels = np.array([g.level for g in c.growth_classes] + [0])[c.growth_code]
         with np.errstate(invalid="ignore"):
             ok = (c.has_function & np.isfinite(c.growth) & (c.growth > 1.0 + 1e-9) & (levels > 0)
                   & (~np.isfinite(c.predicted_share) | (c.predicted_share >= min_share)))
-        order = _top(np.flatnonzero(ok), -c.growth, -_zeroed(c.predicted_share), limit=limit)
+        key = c.growth
+        if by == "low":
+            with np.errstate(all="ignore"):
+                low = np.where(c.fitted > 0, c.low / np.where(c.fitted > 0, c.fitted, 1.0), np.nan)
+            key = np.where(np.isfinite(low), low, c.growth)
+        order = _top(np.flatnonzero(ok), -key, -c.growth, -_zeroed(c.predicted_share), limit=limit)
         rows = [self.rows[i] for i in order.tolist()]
-        rows.sort(key=lambda r: (-r.growth, -_or_zero(r.predicted_share), r.callpath))
+
+        def sort_key(r: CallpathScaling) -> tuple:
+            first = r.growth_low if by == "low" and math.isfinite(r.growth_low) else r.growth
+            return (-first, -r.growth, -_or_zero(r.predicted_share), r.callpath)
+
+        rows.sort(key=sort_key)
         return rows if limit is None else rows[:limit]
 
     def limiting(self, min_share: float = 0.0, limit: int | None = None) -> list[CallpathScaling]:
@@ -507,13 +567,15 @@ class ScalingReport:
         c = self.columns
         classes = [g.to_json() for g in c.growth_classes]
         paths = self.experiment.callpaths.paths()
-        values = [c.measured, c.share, c.fitted, c.predicted, c.predicted_share, c.growth, c.negative, c.lost]
+        values = [c.measured, c.share, c.fitted, c.predicted, c.low, c.high, c.predicted_share, c.growth, c.negative,
+                  c.lost]
         index = np.asarray(indices, dtype=np.int64)
-        measured, share, fitted, predicted, predicted_share, growth, negative, lost = (v[index].tolist()
-                                                                                       for v in values)
+        measured, share, fitted, predicted, low, high, predicted_share, growth, negative, lost = (
+            v[index].tolist() for v in values)
         codes = c.growth_code[index].tolist()
         return [{"callpath": paths[i], "measured": measured[k], "share": share[k], "fitted": fitted[k],
-                 "predicted": predicted[k], "predicted_share": predicted_share[k], "growth": growth[k],
+                 "predicted": predicted[k], "low": low[k], "high": high[k], "level": INTERVAL_LEVEL,
+                 "predicted_share": predicted_share[k], "growth": growth[k],
                  "growth_class": None if codes[k] < 0 else classes[codes[k]], "prior_note": c.prior_notes.get(i),
                  "negative": negative[k], "lost": lost[k]}
                 for k, i in enumerate(index.tolist())]
@@ -612,6 +674,7 @@ def analyse(experiment: Experiment, models: ModelSet | Sequence[Model], metric: 
     if with_function.any():
         fitted[with_function] = columns.evaluate(reference)[position[with_function]]
         predicted[with_function] = columns.evaluate(goal)[position[with_function]]
+    intervals = TargetIntervals(models, position, with_function, goal)
     codes, classes = columns.growth(goal)  # a segmented model grows as its segment at the target
     growth_code = np.where(has, codes[np.where(has, position, 0)], -1)
     counted = tree.roots() if info.inclusive else list(range(len(tree)))
@@ -645,9 +708,31 @@ def analyse(experiment: Experiment, models: ModelSet | Sequence[Model], metric: 
                           _part(predicted_share, total_predicted), growth, growth_code, classes, notes,
                           _part(branch_measured, total_measured), _part(branch_predicted, total_predicted),
                           branch_predicted, measured_at.astype(np.int64), parent, depth, negative, lost,
-                          branch_negative)
+                          branch_negative, intervals)
     return ScalingReport(experiment, metric, info.unit, info.inclusive, measure, reference, ref, goal,
                          total_measured, total_predicted, models, rows, strong, view, along, start)
+
+
+class TargetIntervals:
+    """Per call path, the interval of its model's prediction at ``target`` (NaN where there is none),
+    computed for the rows asked for and kept (:meth:`ModelSet.predict` on those rows: the models'
+    alternatives are built for them alone, so a terminal view of 20 rows out of 100,000 pays for 20)."""
+
+    def __init__(self, models: ModelSet, position: np.ndarray, with_function: np.ndarray,
+                 target: Mapping[str, float]) -> None:
+        self.models, self.position, self.with_function, self.target = models, position, with_function, target
+        self.low, self.high = np.full(len(position), np.nan), np.full(len(position), np.nan)
+        self.done = ~with_function
+
+    def fill(self, rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The bounds of every row, those of ``rows`` (or all) computed if not yet."""
+        index = np.flatnonzero(~self.done) if rows is None else rows[~self.done[rows]]
+        if index.size:
+            with np.errstate(all="ignore"):
+                _, self.low[index], self.high[index] = self.models.predict(dict(self.target), INTERVAL_LEVEL,
+                                                                           self.position[index])
+            self.done[index] = True
+        return self.low, self.high
 
 
 def prior_note(constraint: Constraint | None, parameters: Sequence[str]) -> str | None:

@@ -29,7 +29,9 @@ COLUMNS_LEGEND = (
     "part of the total at the largest measured point; at P=V — the model's prediction at the target; share then — "
     "its part of the predicted total.  A model negative at the target (!, 'negative beyond p ≈ 34') does not hold "
     "there: it is left out of the predicted total (then a lower bound, ≥) and of the shares, and named under the "
-    "tree.  Ranking: × — predicted ÷ fitted at the largest measured point; then — the prediction at the target.  "
+    "tree.  Ranking: × — predicted ÷ fitted at the largest measured point, with its 90% interval [low … high] "
+    "(marked ? where it spans more than 10×; --rank-by low ranks by its low end); then — the prediction at the "
+    "target.  "
     "A strong-scaling study (the measured total falls with a parameter such as p; with values summed over "
     "processes, the total per process) gets the speed-up and parallel efficiency at the target in the header, "
     "over the largest measured point and the smallest, and a ranking of the call paths limiting the speed-up: "
@@ -51,6 +53,9 @@ def _add_show_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sort", choices=("share", "growth", "name"), default="share",
                         help="order of siblings in the tree: their branch's share at the target, the fastest growth "
                              "in their branch, or name")
+    parser.add_argument("--rank-by", choices=("growth", "low"), default="growth",
+                        help="order of the ranking: the predicted growth, or the low end of its 90%% interval (the "
+                             "growth the measurements are sure of)")
     parser.add_argument("--detector", metavar="NAME", action="append", default=None,
                         help="run only this detector (repeatable; default: all registered)")
     parser.add_argument("--detector-option", "-D", metavar="NAME=VALUE", action="append", default=[],
@@ -107,7 +112,7 @@ def run_show(args: argparse.Namespace) -> int:
 def _render(args: argparse.Namespace, analysis: Any, inputs: list) -> None:
     """Write the analysis as JSON, Markdown or the terminal screen: every view renders the same result."""
     view = {"depth": args.depth, "min_share": args.min_share / 100, "sort": args.sort, "top": args.top,
-            "full_names": args.full_names}
+            "full_names": args.full_names, "rank_by": args.rank_by}
     if args.json:
         from pmkit.writers.jsonfiles import write_show_document
 

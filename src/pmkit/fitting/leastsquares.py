@@ -170,3 +170,35 @@ def fit_design(Y: np.ndarray, design: np.ndarray, *, insample: bool = True) -> D
     loo = loo_predictions(Y, predicted, leverage[None, :])
     in_sample = smape(Y, predicted) if insample else np.full(len(Y), np.nan)
     return DesignFit(coefficients, predicted, rss, in_sample, smape(Y, loo))
+
+
+@dataclass
+class RelativeFits:
+    """Relative least-squares fits of hypotheses (two columns: 1 and a basis) to series, scaled back."""
+
+    coef: np.ndarray
+    cov_unit: np.ndarray
+    rss: np.ndarray
+
+
+def relative_line_fits(Ys: np.ndarray, w: np.ndarray, basis: np.ndarray) -> RelativeFits:
+    """Relative least squares of ``c0 + c1·b`` for every series (rows of ``Ys``, weights ``w``) and basis
+    row ``b``; a basis of zeros is the constant model (``c1 = 0``).  Closed form."""
+    with np.errstate(all="ignore"):
+        sw = w.sum(axis=1)[:, None]
+        swb = w @ basis.T
+        swbb = w @ (basis * basis).T
+        swy = (w * Ys).sum(axis=1)[:, None]
+        swby = (w * Ys) @ basis.T
+        det = sw * swbb - swb * swb
+        flat = ~(det > 1e-12 * np.maximum(sw * swbb, 1e-300))
+        c1 = np.where(flat, 0.0, (sw * swby - swb * swy) / np.where(flat, 1.0, det))
+        c0 = np.where(flat, swy / sw, (swy - c1 * swb) / sw)
+        predicted = c0[:, :, None] + c1[:, :, None] * basis[None, :, :]
+        relative = (Ys[:, None, :] - predicted) / np.where(Ys != 0, Ys, 1.0)[:, None, :]
+        rss = (relative * relative).sum(axis=2)
+        inv = np.empty((*det.shape, 2, 2))
+        inv[..., 0, 0] = np.where(flat, 1.0 / sw, swbb / np.where(flat, 1.0, det))
+        inv[..., 1, 1] = np.where(flat, 0.0, sw / np.where(flat, 1.0, det))
+        inv[..., 0, 1] = inv[..., 1, 0] = np.where(flat, 0.0, -swb / np.where(flat, 1.0, det))
+    return RelativeFits(np.stack([c0, c1], axis=2), inv, rss)

@@ -86,6 +86,12 @@ protocol (``bench/accuracy.py --per-case 1000``) gives identical rates and misse
 segments.  Cost (``pytest bench/test_segmented_speed.py --benchmark-enable``, 100,000 series, 10%
 with a change; provisional, shared machine): 9 points 43.5k → 26.9k models/s, 11 points 37.1k →
 19.4k, 15 points 25.8k → 10.9k.
+
+After issue 18's search (squared logs and powers beyond x³ pay levels; the scan over splits keeps
+the old price of logs, :data:`~pmkit.fitting.segments.SEGMENT_LOG_LEVEL`), pmkit alone on the same
+seed and size (``--no-extrap --per-case 100``): predictions within 5% 84.5% of the segmented series,
+change points within a step 92.1%, in the reported interval 93.0%; controls unchanged in ≥ 98.5% of
+each case, 0.61% split.
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ import numpy as np
 
 from pmkit.fitting.maskgroups import group_by_mask
 from pmkit.fitting.refinement import RefineSettings, SingleFits, refine_series
+from pmkit.intervals import AlternativeTable, Uncertainty
 from pmkit.modelcolumns import ModelColumns, Terms, intern_notes
 from pmkit.modelers.search_inputs import SeriesData, constraint_codes, constraint_of, settings_from
 from pmkit.modelers.segment_models import SegmentCollector
@@ -39,7 +40,8 @@ def model_single(batch: SeriesBatch, options: dict[str, Any], modeler: str = "re
         forced = np.array([c is not None and not c.allows(parameter) for c in batch.constraints], dtype=bool)
     settings = settings_from(options)
     segments = SegmentCollector(count, parameter, options.get("segments", "auto"), single_function)
-    for group in group_by_mask(data.values):
+    groups = group_by_mask(data.values)
+    for group in groups:
         if group.columns.size == 0:
             continue
         rows = group.rows[~forced[group.rows]]
@@ -80,6 +82,37 @@ def model_single(batch: SeriesBatch, options: dict[str, Any], modeler: str = "re
     notes = intern_notes([*data.note_keys(), group_notes, constraint_codes(batch), outliers[0]], notes_of)
     columns = single_columns(batch, fits, present, notes, outliers, modeler, options)
     columns.segments = segmented
+
+    right_from = {i: float(segments.found.right_from[i]) for i in segmented} if segmented else {}
+
+    def alternatives(wanted: np.ndarray) -> AlternativeTable:
+        from pmkit.fitting.alternatives import KEEP, repetition_noise, single_alternatives
+
+        table = AlternativeTable.empty((parameter,), count, KEEP, 2)
+        table.weight[:] = 0.0
+        for group in groups:
+            rows = group.rows[wanted[group.rows]]
+            if group.columns.size == 0 or rows.size == 0:
+                continue
+            rep_var, rep_dof = repetition_noise(batch.values[rows])
+            own = fits.subset(rows)
+            values = data.values[np.ix_(rows, group.columns)].copy()
+            left_out = np.flatnonzero(np.isfinite(outlier_x[rows]))
+            if left_out.size:
+                # a point left out as an outlier takes no part: it stands at the model's own value
+                at = np.argmax(x[group.columns][None, :] == outlier_x[rows[left_out], None], axis=1)
+                values[left_out, at] = own.evaluate(x[group.columns])[left_out, at]
+            # a segmented series' law is its last segment's: its alternatives are fitted on that segment
+            starts = np.array([right_from.get(int(r), -np.inf) for r in rows])
+            for start in np.unique(starts):
+                part = np.flatnonzero(starts == start)
+                keep = x[group.columns] >= start
+                found = single_alternatives(parameter, x[group.columns][keep], values[np.ix_(part, keep)],
+                                            own.subset(part), settings, (rep_var[part], rep_dof[part]))
+                table.put(rows[part], found)
+        return table
+
+    columns.uncertainty = Uncertainty(alternatives, count)
     return ModelSet(batch.parameters, columns=columns)
 
 

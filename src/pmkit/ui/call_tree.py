@@ -19,6 +19,7 @@ from pmkit.names import display_names, display_path, printable
 from pmkit.scaling import RANKING_SHARE, CallpathScaling, ScalingReport
 from pmkit.trend import about
 from pmkit.ui.growth_column import growth_cell, widest_piece, wrap_growth
+from pmkit.ui.interval import WIDE_NOTE, is_wide, mark_wide
 from pmkit.ui.layout import (
     Column,
     Piece,
@@ -191,6 +192,8 @@ class CallTreeView:
         predicted = value_text(value, report.unit)
         if branch and row.branch_negative and not row.negative:
             predicted = Text("≥") + predicted
+        if not branch:
+            mark_wide(predicted, row)
         numbers = [Text(format_share(now)), predicted, share_then]
         growth = growth_cell(row, report)
         if branch:
@@ -216,6 +219,8 @@ class CallTreeView:
         if not report.inclusive and any(r is not None and hidden and r.branch_negative and not r.negative
                                         for r, _, hidden, _ in self.rows):
             caption += "; ≥: a hidden callee is negative at the target and left out"
+        if any(r is not None and not hidden and is_wide(r) for r, _, hidden, _ in self.rows):
+            caption += "\n" + WIDE_NOTE
         if not report.inclusive and any(hidden for _, _, hidden, _ in self.rows):
             caption += "; a row marked +N counts its N hidden callees (growth: the fastest of them)"
         if not self.full_names and any(row is not None and self.names[row.index] != row.name

@@ -9,12 +9,13 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from pmkit.detail import CallpathDetail
+from pmkit.detail import CallpathDetail, Prediction
 from pmkit.models import Model
 from pmkit.names import printable, short_name
 from pmkit.trend import about
 from pmkit.ui.call_tree import model_text, value_text
 from pmkit.ui.growth_column import growth_words, trend_summary
+from pmkit.ui.interval import growth_interval_text
 from pmkit.ui.plot import MeasurementPlot, plot_data
 from pmkit.ui.quantities import (
     format_change,
@@ -91,10 +92,18 @@ def segment_lines(model: Model) -> list[tuple[str, str]]:
 def growth_span(detail: CallpathDetail) -> str:
     """``  ×16 from p=512 to p=8192`` after the growth words; empty when there is no factor (a negative
     prediction)."""
-    factor = format_growth_factor(detail.row.growth)
-    if factor == "–":
+    if format_growth_factor(detail.row.growth) == "–":
         return ""
+    factor = growth_interval_text(detail.row).plain
     return f"  {factor} from {format_point(detail.reference)} to {format_point(detail.target)}"
+
+
+def interval_text(prediction: Prediction, unit: str) -> str:
+    """A prediction's 90% interval, ``412 ms … 1.30 s``; empty where it has none, and for a negative
+    prediction (the model does not hold there, and says so)."""
+    if not (math.isfinite(prediction.low) and math.isfinite(prediction.high)) or prediction.value < 0:
+        return ""
+    return f"{format_value(prediction.low, unit)} … {format_value(prediction.high, unit)}"
 
 
 def points_view(detail: CallpathDetail) -> Table:
@@ -134,11 +143,15 @@ def predictions_view(detail: CallpathDetail) -> Table:
     table.add_column("point", overflow="fold")
     table.add_column("value", justify="right", no_wrap=True)
     table.add_column("× now", justify="right", no_wrap=True)
+    intervals = [interval_text(p, detail.unit) for p in detail.predictions]
+    if any(intervals):
+        table.add_column("90% interval", justify="right", no_wrap=True)
     fitted = detail.row.fitted
-    for prediction in detail.predictions:
+    for prediction, interval in zip(detail.predictions, intervals, strict=True):
         value = prediction.value
         factor = value / fitted if math.isfinite(fitted) and fitted > 0 else math.nan
-        table.add_row(format_point(prediction.point), value_text(value, detail.unit), format_growth_factor(factor))
+        cells = [format_point(prediction.point), value_text(value, detail.unit), format_growth_factor(factor)]
+        table.add_row(*cells, *([interval] if any(intervals) else []))
     return table
 
 

@@ -20,14 +20,14 @@ from pmkit.findings import Finding
 from pmkit.names import display_names, display_path, printable
 from pmkit.scaling import RANKING_SHARE, ScalingReport
 from pmkit.ui.call_tree import change_marker, negative_note, tree_notes, value_text, visible_rows
-from pmkit.ui.detail import growth_span, negative_line, segment_lines
+from pmkit.ui.detail import growth_span, interval_text, negative_line, segment_lines
 from pmkit.ui.growth_column import growth_cell, growth_words, trend_summary
+from pmkit.ui.interval import WIDE_NOTE, growth_interval_text, is_wide
 from pmkit.ui.plot import MeasurementPlot, plot_data
 from pmkit.ui.quantities import (
     format_cell,
     format_change,
     format_figure,
-    format_growth_factor,
     format_number,
     format_point,
     format_r2,
@@ -71,14 +71,14 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence
 
 
 def markdown_report(analysis: Analysis, *, depth: int | None = None, min_share: float = 0.01, sort: str = "share",
-                    top: int = 10, full_names: bool = False) -> str:
+                    top: int = 10, full_names: bool = False, rank_by: str = "growth") -> str:
     """The analysis as Markdown text, one section per input (see :func:`markdown_section`)."""
     return "\n".join(markdown_section(result, depth=depth, min_share=min_share, sort=sort, top=top,
-                                      full_names=full_names) for result in analysis.inputs)
+                                      full_names=full_names, rank_by=rank_by) for result in analysis.inputs)
 
 
 def markdown_section(result: InputAnalysis, *, depth: int | None = None, min_share: float = 0.01,
-                     sort: str = "share", top: int = 10, full_names: bool = False) -> str:
+                     sort: str = "share", top: int = 10, full_names: bool = False, rank_by: str = "growth") -> str:
     """One input as Markdown: summary, ranking, call tree, contributed tables and findings — or one call
     path's detail and its findings.  Region names are short, as in the terminal, unless ``full_names``;
     the detail names its call path in full."""
@@ -106,7 +106,7 @@ def markdown_section(result: InputAnalysis, *, depth: int | None = None, min_sha
             findings = [f for f in findings if f.callpath == result.detail.row.callpath]
     else:
         names = display_names(experiment.callpaths, full=full_names)
-        lines += _overview(report, names, depth=depth, min_share=min_share, sort=sort, top=top)
+        lines += _overview(report, names, depth=depth, min_share=min_share, sort=sort, top=top, rank_by=rank_by)
         for table in result.tables:
             lines += ["", *_contributed(table)]
     if findings is not None:
@@ -129,7 +129,7 @@ def _findings(findings: Sequence[Finding], tree: CallTree, full_names: bool) -> 
 
 
 def _overview(report: ScalingReport, names: Sequence[str], *, depth: int | None, min_share: float, sort: str,
-              top: int) -> list[str]:
+              top: int, rank_by: str = "growth") -> list[str]:
     """The ranking and the call tree, region names as ``names`` gives them."""
     tree = report.experiment.callpaths
     unit = report.unit
@@ -143,14 +143,16 @@ def _overview(report: ScalingReport, names: Sequence[str], *, depth: int | None,
                           format_value(r.predicted, unit), format_share(r.predicted_share), format_share(r.lost)]
                          for i, r in enumerate(ranked, 1)], right=(0, 4, 5, 6)) if ranked else []
     else:
-        ranked = report.ranking(min_share=least, limit=top)
+        ranked = report.ranking(min_share=least, limit=top, by=rank_by)
         lines += _table(["#", "call path", "model", "growth", "×", "predicted", "share"],
                         [[str(i), _code(display_path(tree, r.index, names)), _model(r), _trend(r, report),
-                          format_growth_factor(r.growth), format_value(r.predicted, unit),
+                          growth_interval_text(r).plain, format_value(r.predicted, unit),
                           format_share(r.predicted_share)]
                          for i, r in enumerate(ranked, 1)], right=(0, 4, 5, 6)) if ranked else []
     if ranked:
         lines += ["", f"_{ranking_caption(report)}_"]
+        if any(is_wide(r) for r in ranked):
+            lines += ["", f"_{WIDE_NOTE}_"]
     else:
         lines.append(empty_ranking(report, least).capitalize())
     lines += ["", "### Call tree", ""]
@@ -238,8 +240,9 @@ def _detail(detail: CallpathDetail) -> list[str]:
                       format_change(p.relative_error)]
                      for p in detail.points], right=(1, 2, 3, 4, 5, 6, 7))
     if detail.predictions:
-        lines += ["", *_table(["point", "predicted"], [[format_point(p.point), value_text(p.value, unit).plain]
-                                                      for p in detail.predictions], right=(1,))]
+        lines += ["", *_table(["point", "predicted", "90% interval"],
+                              [[format_point(p.point), value_text(p.value, unit).plain, interval_text(p, unit) or "–"]
+                               for p in detail.predictions], right=(1, 2))]
     plot = plot_data(detail)
     if plot is not None:
         console = Console(width=88, record=True, no_color=True, color_system=None, file=io.StringIO())

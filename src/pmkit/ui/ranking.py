@@ -13,9 +13,10 @@ from pmkit.names import display_names, display_path
 from pmkit.scaling import ScalingReport
 from pmkit.ui.call_tree import model_pieces, value_text
 from pmkit.ui.growth_column import growth_cell, widest_piece, wrap_growth
+from pmkit.ui.interval import WIDE_NOTE, growth_interval_text, is_wide, mark_wide
 from pmkit.ui.layout import Column, break_text, longest_element, longest_token, one_line, widest, wrap
 from pmkit.ui.layout import table as layout_table
-from pmkit.ui.quantities import format_growth_factor, format_point, format_share
+from pmkit.ui.quantities import format_point, format_share
 
 
 class RankingView:
@@ -30,11 +31,12 @@ class RankingView:
     """
 
     def __init__(self, report: ScalingReport, *, limit: int = 10, min_share: float = 0.01,
-                 title: str | None = None, full_names: bool = False) -> None:
+                 title: str | None = None, full_names: bool = False, rank_by: str = "growth") -> None:
         self.report = report
         self.strong = report.strong is not None
         self.rows = (report.limiting(min_share=min_share, limit=limit) if self.strong
-                     else report.ranking(min_share=min_share, limit=limit))
+                     else report.ranking(min_share=min_share, limit=limit, by=rank_by))
+        self.rank_by = rank_by
         self.min_share = min_share
         self.full_names = full_names
         self.title = title or ranking_title(report)
@@ -63,17 +65,22 @@ class RankingView:
         ]
         if self.strong:
             columns += [
-                fixed_column("then", [value_text(row.predicted, unit) for row in rows], drop=2),
+                fixed_column("then", [mark_wide(value_text(row.predicted, unit), row) for row in rows], drop=2),
                 fixed_column("share\nthen", [Text(format_share(row.predicted_share)) for row in rows], drop=3),
                 fixed_column("lost", [Text(format_share(row.lost), style="bold") for row in rows]),
             ]
         else:
             columns += [
-                fixed_column("×", [Text(format_growth_factor(row.growth)) for row in rows], drop=3),
+                fixed_column("×", [growth_interval_text(row) for row in rows], drop=3),
                 fixed_column("then", [value_text(row.predicted, unit) for row in rows], drop=2),
                 fixed_column("share\nthen", [Text(format_share(row.predicted_share)) for row in rows]),
             ]
-        return layout_table(columns, width, title=self.title, caption=ranking_caption(self.report))
+        caption = ranking_caption(self.report)
+        if self.rank_by == "low" and not self.strong:
+            caption += "; ranked by the interval's low end"
+        if any(is_wide(row) for row in rows):
+            caption += "\n" + WIDE_NOTE
+        return layout_table(columns, width, title=self.title, caption=caption)
 
 
 def ranking_title(report: ScalingReport) -> str:
@@ -86,8 +93,8 @@ def ranking_title(report: ScalingReport) -> str:
 def ranking_caption(report: ScalingReport) -> str:
     """What the ranking's columns mean."""
     if report.strong is None:
-        return ("×: predicted ÷ fitted at the largest measured point; then: predicted at the target; "
-                "share then: of the predicted total")
+        return ("×: predicted ÷ fitted at the largest measured point, then its 90% interval in brackets; then: "
+                "predicted at the target; share then: of the predicted total")
     ideal = "" if report.strong.summed else f" × {format_ratio(report.strong.ideal)}"
     adds = ("with its callees' (inclusive time; the whole run's is 1 − efficiency)" if report.inclusive
             else "together about 1 − efficiency")
@@ -129,6 +136,7 @@ def fixed_column(header: str, cells: list[Text], *, drop: int = 0, justify: str 
 
 
 def ranking_view(report: ScalingReport, *, limit: int = 10, min_share: float = 0.01,
-                 title: str | None = None, full_names: bool = False) -> RankingView:
+                 title: str | None = None, full_names: bool = False, rank_by: str = "growth") -> RankingView:
     """The ranking renderable; see :class:`RankingView`."""
-    return RankingView(report, limit=limit, min_share=min_share, title=title, full_names=full_names)
+    return RankingView(report, limit=limit, min_share=min_share, title=title, full_names=full_names,
+                       rank_by=rank_by)

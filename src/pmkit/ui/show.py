@@ -135,12 +135,12 @@ def contributed_table_view(table: ContributedTable) -> RenderableType:
 
 
 def show_view(result: InputAnalysis, *, depth: int | None = None, min_share: float = 0.01, sort: str = "share",
-              top: int = 10, full_names: bool = False) -> Group:
+              top: int = 10, full_names: bool = False, rank_by: str = "growth") -> Group:
     """One input's screen of ``pmkit show``, as one renderable.
 
     Without a detail in ``result``: header, call tree, ranking, contributed tables and (when there
     are findings, even none) the findings panel.  With one: header, that call path's detail, and the
-    findings about it.  ``depth``, ``min_share``, ``sort`` and ``top`` shape the tree and ranking.
+    findings about it.  ``depth``, ``min_share``, ``sort``, ``top`` and ``rank_by`` shape the tree and ranking.
     """
     parts: list[RenderableType] = [header_view(result), Text("")]
     tree = result.experiment.callpaths
@@ -153,7 +153,8 @@ def show_view(result: InputAnalysis, *, depth: int | None = None, min_share: flo
     report = result.report
     parts.append(call_tree_view(report, depth=depth, min_share=min_share, sort=sort, title="Call tree",
                                 full_names=full_names))
-    parts += [Text(""), ranking_view(report, limit=top, min_share=min_share * RANKING_SHARE, full_names=full_names)]
+    parts += [Text(""), ranking_view(report, limit=top, min_share=min_share * RANKING_SHARE, full_names=full_names,
+                                     rank_by=rank_by)]
     for table in result.tables:
         parts += [Text(""), contributed_table_view(table)]
     if result.findings is not None:

@@ -1,0 +1,284 @@
+"""Prediction intervals: per series, the hypotheses the data cannot reject, each refitted, as one table.
+
+A model's prediction is as sure as the data make it: on a narrow span several laws fit the
+measurements within their noise and part company beyond them.  :class:`AlternativeTable` holds, for
+every series of a model set, up to ``K`` such hypotheses — each a PMNF function (up to ``T`` terms
+over ``P`` parameters, exponents as floats), its coefficients, their covariance and a weight — and
+:meth:`AlternativeTable.predict` turns them into an interval at any point: the quantiles of the
+mixture of the hypotheses' predictive distributions (Student t on the log of the value, or on the
+value where a hypothesis predicts 0 or less), weighted by how well each fits.  The modelers fill the
+table (:mod:`pmkit.fitting.alternatives`); the chosen model is always alternative 0.  Columnar on
+purpose: evaluating every series at a target is a few array operations, and the table can sit beside
+a columnar model set as extra rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+DEFAULT_LEVEL = 0.9
+"""The default level of prediction intervals."""
+QUANTILE_PRECISION = 1e-5
+"""Interval bounds are found to this relative precision (they are shown to two or three digits)."""
+WIDE = 10.0
+"""An interval whose high end is more than this many times its low end is flagged as wide."""
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A prediction with its interval at ``level``: ``low ≤ value ≤ high``; NaN bounds where unknown."""
+
+    value: float
+    low: float
+    high: float
+    level: float = DEFAULT_LEVEL
+
+    def __iter__(self) -> Iterator[float]:
+        """``value, low, high = model.predict(point)``."""
+        return iter((self.value, self.low, self.high))
+
+    @property
+    def known(self) -> bool:
+        return bool(np.isfinite(self.low) and np.isfinite(self.high))
+
+    @property
+    def ratio(self) -> float:
+        """``high / low`` (inf when low ≤ 0 < high, NaN when unknown)."""
+        return interval_ratio(np.array([self.low]), np.array([self.high]))[0]
+
+    @property
+    def wide(self) -> bool:
+        """Whether the interval spans more than :data:`WIDE` times (the data cannot tell the laws apart)."""
+        return bool(self.ratio > WIDE)
+
+    def to_json(self) -> dict[str, float]:
+        return {"value": self.value, "low": self.low, "high": self.high, "level": self.level}
+
+
+def interval_ratio(low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """``high / low`` elementwise: inf where the interval reaches 0 or below, NaN where unknown."""
+    low, high = np.asarray(low, dtype=float), np.asarray(high, dtype=float)
+    with np.errstate(all="ignore"):
+        ratio = np.where(low > 0, high / np.where(low > 0, low, 1.0), np.inf)
+    return np.where(np.isfinite(low) & np.isfinite(high), ratio, np.nan)
+
+
+@dataclass
+class AlternativeTable:
+    """Per series (rows), up to ``K`` alternative hypotheses; see the module docstring.
+
+    ``alpha``, ``beta``: (S, K, T, P) exponents of each term's factor per parameter (0 where a term
+    does not use the parameter); ``coef``: (S, K, 1 + T) the constant, then the terms' coefficients
+    (0 for absent terms); ``cov``: (S, K, 1 + T, 1 + T) their covariance; ``df``: (S, K) degrees of
+    freedom of the noise estimate behind it; ``weight``: (S, K), each row summing to 1 (all 0: no
+    interval for that series).
+    """
+
+    parameters: tuple[str, ...]
+    alpha: np.ndarray
+    beta: np.ndarray
+    coef: np.ndarray
+    cov: np.ndarray
+    df: np.ndarray
+    weight: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.weight)
+
+    @classmethod
+    def empty(cls, parameters: Sequence[str], count: int, k: int = 1, t: int = 1) -> AlternativeTable:
+        p = len(parameters)
+        return cls(tuple(parameters), np.zeros((count, k, t, p)), np.zeros((count, k, t, p)),
+                   np.zeros((count, k, 1 + t)), np.zeros((count, k, 1 + t, 1 + t)), np.ones((count, k)),
+                   np.zeros((count, k)))
+
+    def rows(self, index: np.ndarray | slice) -> AlternativeTable:
+        """The table of the series ``index``."""
+        return AlternativeTable(self.parameters, self.alpha[index], self.beta[index], self.coef[index],
+                                self.cov[index], self.df[index], self.weight[index])
+
+    def put(self, rows: np.ndarray, other: AlternativeTable) -> None:
+        """Copy ``other`` (one row per entry of ``rows``, no more alternatives or terms than this table) into
+        rows ``rows``."""
+        k, t = other.weight.shape[1], other.coef.shape[2] - 1
+        self.alpha[rows] = 0.0
+        self.beta[rows] = 0.0
+        self.coef[rows] = 0.0
+        self.cov[rows] = 0.0
+        self.weight[rows] = 0.0
+        self.alpha[rows, :k, :t] = other.alpha
+        self.beta[rows, :k, :t] = other.beta
+        self.coef[rows, :k, : t + 1] = other.coef
+        self.cov[rows, :k, : t + 1, : t + 1] = other.cov
+        self.df[rows, :k] = other.df
+        self.weight[rows, :k] = other.weight
+
+    def basis(self, point: Mapping[str, float] | Sequence[float]) -> np.ndarray:
+        """(S, K, 1 + T): 1, then each term's value (without its coefficient) at one point."""
+        coords = np.array([float(point[p]) for p in self.parameters] if isinstance(point, Mapping)
+                          else [float(v) for v in point])
+        if coords.size != len(self.parameters):
+            raise ValueError(f"a point needs {len(self.parameters)} coordinates {list(self.parameters)}, "
+                             f"got {coords.size}")
+        with np.errstate(all="ignore"):
+            logs = np.log2(np.where(coords > 0, coords, 1.0))
+            power = np.where(self.alpha == 0, 1.0, np.power(coords, self.alpha))
+            log_part = np.where(self.beta == 0, 1.0, np.power(np.maximum(logs, 0.0), self.beta))
+            terms = (power * log_part).prod(axis=3)
+        ones = np.ones((*terms.shape[:2], 1))
+        return np.concatenate([ones, terms], axis=2)
+
+    def predict(self, point: Mapping[str, float] | Sequence[float], level: float = DEFAULT_LEVEL
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per series: the chosen hypothesis's prediction at ``point`` and the ``level`` interval around it.
+
+        The interval is the central ``level`` quantile range of the weighted mixture of the
+        hypotheses' predictive distributions, widened where needed to contain the prediction; NaN
+        where a series has no alternatives.
+        """
+        if not 0 < level < 1:
+            raise ValueError(f"an interval's level must lie between 0 and 1, got {level}")
+        b = self.basis(point)
+        with np.errstate(all="ignore"):
+            mean = np.einsum("skt,skt->sk", self.coef, b)
+            var = np.einsum("skt,sktu,sku->sk", b, self.cov, b)
+        value = mean[:, 0]
+        sd = np.sqrt(np.maximum(var, 0.0))
+        active = (self.weight > 0) & np.isfinite(mean) & np.isfinite(sd)
+        weight = np.where(active, self.weight, 0.0)
+        total = weight.sum(axis=1)
+        has = total > 0
+        weight = weight / np.where(has, total, 1.0)[:, None]
+        tail = (1 - level) / 2
+        low = _mixture_quantile(mean, sd, self.df, weight, tail)
+        high = _mixture_quantile(mean, sd, self.df, weight, 1 - tail)
+        low = np.where(has, np.fmin(low, value), np.nan)
+        high = np.where(has, np.fmax(high, value), np.nan)
+        return value, low, high
+
+
+class _Components:
+    """Each hypothesis's predictive distribution at one point: Student t on log(value) where its mean is
+    positive (relative noise), on the value where it is not; what the mixture's quantiles need, computed
+    once."""
+
+    def __init__(self, mean: np.ndarray, sd: np.ndarray, df: np.ndarray) -> None:
+        with np.errstate(all="ignore"):
+            self.positive = mean > 0
+            rel = sd / np.where(self.positive, mean, 1.0)
+            log_sd = np.sqrt(np.log1p(rel * rel))
+            self.center = np.where(self.positive, np.log(np.where(self.positive, mean, 1.0)), mean)
+            self.spread = np.where(self.positive, log_sd, sd)
+        self.df = np.maximum(df, 1.0)
+
+    def cdf(self, q: np.ndarray, rows: np.ndarray | slice = slice(None)) -> np.ndarray:
+        """P(prediction ≤ q) of each hypothesis of the rows ``rows``, ``q`` per row."""
+        from scipy.special import stdtr
+
+        positive, center, spread = self.positive[rows], self.center[rows], self.spread[rows]
+        with np.errstate(all="ignore"):
+            log_q = np.log(np.where(q > 0, q, 1.0))
+            at = np.where(positive, np.where(q > 0, log_q, -np.inf), q)
+            z = (at - center) / np.where(spread > 0, spread, 1.0)
+            z = np.where(spread > 0, z, np.where(at >= center, np.inf, -np.inf))
+        return stdtr(self.df[rows], z)
+
+    def quantile(self, p: float) -> np.ndarray:
+        """Each hypothesis's own ``p`` quantile (a mixture's ``p`` quantile lies between the smallest and the
+        largest of them)."""
+        from scipy.special import stdtrit
+
+        with np.errstate(all="ignore"):
+            at = self.center + stdtrit(self.df, p) * self.spread
+            return np.where(self.positive, np.exp(at), at)
+
+
+def _mixture_quantile(mean: np.ndarray, sd: np.ndarray, df: np.ndarray, weight: np.ndarray,
+                      p: float, iterations: int = 30) -> np.ndarray:
+    """Per row, the ``p`` quantile of the mixture ``Σ_k weight·F_k`` (vectorised over rows; components of
+    weight 0 take no part).
+
+    The quantile lies between the components' own ``p`` quantiles; the Illinois method (regula falsi
+    that halves the stale end's value) closes that bracket in a few evaluations of the mixture's
+    distribution function, the costly part, where bisection needs some twenty.
+    """
+    count = len(mean)
+    if count == 0:
+        return np.zeros(0)
+    components = _Components(mean, sd, df)
+    own = components.quantile(p)
+    with np.errstate(all="ignore"):
+        lo = np.where(weight > 0, own, np.inf).min(axis=1)
+        hi = np.where(weight > 0, own, -np.inf).max(axis=1)
+    ok = np.isfinite(lo) & np.isfinite(hi)
+    lo, hi = np.where(ok, lo, 0.0), np.where(ok, hi, 0.0)
+
+    def excess(q: np.ndarray, rows: np.ndarray | slice = slice(None)) -> np.ndarray:
+        return (weight[rows] * components.cdf(q[:, None], rows)).sum(axis=1) - p
+
+    f_lo, f_hi = np.minimum(excess(lo), 0.0), np.maximum(excess(hi), 0.0)
+    last = np.zeros(count, dtype=np.int8)
+    done = np.zeros(count, dtype=bool)
+    for _ in range(iterations):
+        done |= (hi - lo <= QUANTILE_PRECISION * np.maximum(np.abs(hi), np.abs(lo))) | (f_hi - f_lo <= 0)
+        active = np.flatnonzero(~done)
+        if active.size == 0:
+            break
+        with np.errstate(all="ignore"):
+            mid = np.where(f_hi > f_lo, (lo * f_hi - hi * f_lo) / (f_hi - f_lo), (lo + hi) / 2)
+        mid = np.clip(np.where(np.isfinite(mid), mid, (lo + hi) / 2), lo, hi)
+        f_mid = np.zeros(count)
+        f_mid[active] = excess(mid[active], active)
+        left = (f_mid < 0) & ~done
+        right = (f_mid >= 0) & ~done
+        # the end that stays put twice in a row has its value halved, so the next step moves past it
+        f_hi = np.where(left & (last == -1), f_hi / 2, f_hi)
+        f_lo = np.where(right & (last == 1), f_lo / 2, f_lo)
+        lo, f_lo = np.where(left, mid, lo), np.where(left, f_mid, f_lo)
+        hi, f_hi = np.where(right, mid, hi), np.where(right, f_mid, f_hi)
+        last = np.where(left, -1, np.where(right, 1, last)).astype(np.int8)
+    with np.errstate(all="ignore"):
+        found = np.where(f_hi > f_lo, (lo * f_hi - hi * f_lo) / (f_hi - f_lo), (lo + hi) / 2)
+    return np.where(ok, np.clip(found, np.minimum(lo, hi), np.maximum(lo, hi)), np.nan)
+
+
+class Uncertainty:
+    """The alternatives of a model set's ``count`` series, built on first use and only for the series asked
+    for (modeling stays as fast as before; a view that shows 20 of 100,000 call paths pays for 20).
+
+    ``build(wanted)`` returns a table of all ``count`` rows with those of the boolean mask ``wanted``
+    filled (the modelers' closures over their fits)."""
+
+    def __init__(self, build: Callable[[np.ndarray], AlternativeTable], count: int) -> None:
+        self._build = build
+        self._table: AlternativeTable | None = None
+        self.built = np.zeros(count, dtype=bool)
+        """Which series' alternatives are built so far."""
+
+    def table(self, rows: np.ndarray | slice | None = None) -> AlternativeTable:
+        """The table of every series, its rows ``rows`` (or all) built."""
+        wanted = np.zeros_like(self.built)
+        wanted[slice(None) if rows is None else rows] = True
+        missing = wanted & ~self.built
+        if self._table is None:
+            self._table = self._build(missing)
+        elif missing.any():
+            index = np.flatnonzero(missing)
+            self._table.put(index, self._build(missing).rows(index))
+        self.built |= missing
+        return self._table
+
+    def predict(self, point: Mapping[str, float] | Sequence[float], level: float = DEFAULT_LEVEL,
+                rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every series' (or the series ``rows``') prediction at ``point`` with its ``level`` interval (see
+        :meth:`AlternativeTable.predict`)."""
+        table = self.table(rows)
+        return (table if rows is None else table.rows(rows)).predict(point, level)
+
+    def interval(self, row: int, point: Mapping[str, float] | Sequence[float],
+                 level: float = DEFAULT_LEVEL) -> Interval:
+        value, low, high = self.table(np.array([row])).rows(slice(row, row + 1)).predict(point, level)
+        return Interval(float(value[0]), float(low[0]), float(high[0]), level)

@@ -1,0 +1,209 @@
+"""Prediction intervals (issue 18): calibrated on noisy laws, wide on a narrow span, in show, JSON and the SDK."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+import pmkit
+from pmkit.cli import main
+from pmkit.experiment import CallTree, Experiment, Metric
+from pmkit.intervals import AlternativeTable, Interval
+from pmkit.models import Model, ModelSet
+from pmkit.pmnf import Function
+
+P_VALUES = (27.0, 64.0, 125.0, 216.0, 343.0)
+SIZES = (25.0, 30.0, 35.0, 40.0, 45.0)
+GRID = np.array([(p, s) for p in P_VALUES for s in SIZES])
+
+
+def experiment(parameters, points, values) -> Experiment:
+    tree = CallTree()
+    for i in range(values.shape[0]):
+        tree.add(f"s{i}")
+    return Experiment(parameters, points, tree, (Metric("time"),), {"time": values})
+
+
+def test_one_parameter_intervals_cover_the_truth_about_as_often_as_they_say() -> None:
+    rng = np.random.default_rng(4)
+    x = np.array([2.0, 4, 8, 16, 32])
+    exact = 3 + 2.5 * x ** 1.5
+    values = exact[None, :, None] * (1 + rng.uniform(-0.02, 0.02, (400, 5, 1)))
+    models = pmkit.model(experiment(("x",), x[:, None], values))
+    value, low, high = models.predict({"x": 128.0}, level=0.9)
+    truth = 3 + 2.5 * 128 ** 1.5
+    covered = np.mean((low <= truth) & (truth <= high))
+    assert 0.8 <= covered <= 0.98
+    assert (low <= value).all() and (value <= high).all()
+    assert np.median(high / low) < 2.0  # narrow where the data are clear
+    # the vectorised form and the per-model form agree
+    one = models[0].predict({"x": 128.0})
+    value0, low0, high0 = one
+    assert (value0, low0, high0) == (one.value, one.low, one.high)
+    assert one.value == pytest.approx(value[0]) and one.low == pytest.approx(low[0]) and one.high == pytest.approx(
+        high[0])
+    # a lower level gives a narrower interval
+    _, low50, high50 = models.predict(128.0, level=0.5)
+    assert (high50 - low50 <= high - low + 1e-12).all()
+
+
+def test_a_narrow_span_gives_a_wide_interval() -> None:
+    rng = np.random.default_rng(8)
+    exact = 0.06 + 8.5e-6 * GRID[:, 1] ** 3
+    values = exact[None, :, None] * (1 + rng.uniform(-0.1, 0.1, (60, 25, 1)))
+    models = pmkit.model(experiment(("p", "size"), GRID, values))
+    _, low, high = models.predict({"p": 1372.0, "size": 180.0})
+    far = np.median(high / low)
+    _, low_near, high_near = models.predict({"p": 343.0, "size": 45.0})
+    assert far > 2 * np.median(high_near / low_near)
+    truth = 0.06 + 8.5e-6 * 180 ** 3
+    assert np.mean((low <= truth) & (truth <= high)) > 0.7
+
+
+def test_repetitions_narrow_the_interval() -> None:
+    rng = np.random.default_rng(2)
+    x = np.array([2.0, 4, 8, 16, 32])
+    exact = (3 + 2.5 * x ** 1.5)[None, :, None]
+    one = exact * (1 + rng.uniform(-0.02, 0.02, (100, 5, 1)))
+    many = exact * (1 + rng.uniform(-0.02, 0.02, (100, 5, 3)))
+    widths = []
+    for values in (one, many):
+        _, low, high = pmkit.model(experiment(("x",), x[:, None], values)).predict(128.0)
+        widths.append(np.median(high / low))
+    assert widths[1] < widths[0]
+
+
+def test_models_without_alternatives_say_so() -> None:
+    model = Model("main", "time", Function(("p",), 2.0))
+    found = model.predict({"p": 10.0})
+    assert found.value == 2.0 and math.isnan(found.low) and not found.known and not found.wide
+    models = ModelSet(("p",), [model, Model("x", "time", None)])
+    value, low, high = models.predict(10.0)
+    assert np.isnan(high).all()
+    assert value[0] == 2.0 and math.isnan(value[1]) and np.isnan(low).all()
+    assert Interval(10.0, 1.0, 20.0).wide and not Interval(10.0, 5.0, 20.0).wide
+    with pytest.raises(ValueError):
+        AlternativeTable.empty(("p",), 1).predict({"p": 1.0}, level=1.5)
+
+
+@pytest.fixture
+def weak_study(tmp_path):
+    rng = np.random.default_rng(7)
+    laws = {"forces": lambda p, s: 0.06 + 8.5e-6 * s ** 3, "halo": lambda p, s: 0.002 + 3e-4 * p ** (1 / 3) * s ** 2,
+            "reduce": lambda p, s: 0.01 + 0.004 * np.log2(p)}
+    lines = ["PARAMETER p", "PARAMETER size", "POINTS " + " ".join(f"( {p:g} {s:g} )" for p, s in GRID),
+             "METRIC time"]
+    for name, law in laws.items():
+        lines.append(f"REGION {name}")
+        lines += [f"DATA {float(law(p, s) * (1 + rng.uniform(-0.1, 0.1)))!r}" for p, s in GRID]
+    path = tmp_path / "weak.txt"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_show_prints_the_interval_and_json_carries_it(weak_study, capsys) -> None:
+    assert main(["show", str(weak_study)]) == 0
+    out = capsys.readouterr().out
+    assert " … ×" in out and "90% interval" in out
+    assert main(["show", str(weak_study), "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    predictions = [m["prediction"] for m in document["models"] if m.get("prediction")]
+    assert predictions and all(p["low"] <= p["predicted"] <= p["high"] for p in predictions)
+    assert all(p["level"] == 0.9 for p in predictions)
+    assert main(["show", str(weak_study), "--rank-by", "low", "--markdown"]) == 0
+    assert "90% interval" in capsys.readouterr().out
+
+
+def test_ranking_by_the_low_end() -> None:
+    from pmkit.scaling import analyse
+
+    rng = np.random.default_rng(1)
+    x = np.array([2.0, 4, 8, 16, 32])
+    clear = (1 + 0.5 * x ** 2)[None, :, None] * (1 + rng.uniform(-0.001, 0.001, (1, 5, 1)))
+    vague = (1 + 0.02 * x ** 2.5)[None, :, None] * (1 + rng.uniform(-0.15, 0.15, (1, 5, 1)))
+    exp = experiment(("x",), x[:, None], np.concatenate([clear, vague]))
+    report = analyse(exp, pmkit.model(exp))
+    by_low = report.ranking(by="low")
+    assert all(math.isfinite(r.low) for r in by_low)
+    lows = [r.growth_low for r in by_low]
+    assert lows == sorted(lows, reverse=True)
+    with pytest.raises(pmkit.errors.UsageError):
+        report.ranking(by="width")
+
+
+def test_predicting_some_rows_gives_their_part_of_all() -> None:
+    rng = np.random.default_rng(6)
+    x = np.array([2.0, 4, 8, 16, 32])
+    values = (1 + 0.3 * x ** 2)[None, :, None] * (1 + rng.uniform(-0.03, 0.03, (20, 5, 1)))
+    models = pmkit.model(experiment(("x",), x[:, None], values))
+    everything = models.predict(100.0)
+    some = models.predict(100.0, rows=np.array([3, 7, 11]))
+    for whole, part in zip(everything, some, strict=True):
+        np.testing.assert_allclose(part, whole[[3, 7, 11]])
+
+
+def test_intervals_wider_than_ten_times_are_flagged_in_the_views(tmp_path, capsys) -> None:
+    from pmkit.scaling import analyse
+    from pmkit.ui.interval import WIDE_MARK, is_wide
+
+    rng = np.random.default_rng(0)
+    x = np.array([2.0, 4, 8, 16, 32])
+    values = (1 + 0.02 * x ** 2.5)[None, :] * (1 + rng.uniform(-0.3, 0.3, (3, 5)))
+    names = ("alpha", "beta", "gamma")
+    lines = ["PARAMETER x", "POINTS " + " ".join(f"( {v:g} )" for v in x), "METRIC time"]
+    for name, row in zip(names, values, strict=True):
+        lines += [f"REGION {name}", *(f"DATA {v!r}" for v in row.tolist())]
+    path = tmp_path / "vague.txt"
+    path.write_text("\n".join(lines) + "\n")
+    exp = experiment(("x",), x[:, None], values[:, :, None])
+    wide = {names[r.index]: is_wide(r) for r in analyse(exp, pmkit.model(exp)).ranking()}
+    assert sorted(wide.values()) == [False, True, True]
+
+    assert main(["show", str(path)]) == 0
+    out = capsys.readouterr().out
+    ranking = out.split("Fastest growing")[1]
+    for name, flagged in wide.items():
+        line = next(t for t in ranking.splitlines() if t.split()[1:2] == [name])
+        assert (f"]{WIDE_MARK}" in line) is flagged, line
+        tree_line = next(t for t in out.split("Fastest growing")[0].splitlines() if t.split()[:1] == [name])
+        assert (WIDE_MARK in tree_line) is flagged, tree_line
+    assert "spans more than 10×" in out
+
+
+def test_the_detail_view_gives_each_prediction_its_interval(weak_study, capsys) -> None:
+    assert main(["show", str(weak_study), "--callpath", "forces"]) == 0
+    out = capsys.readouterr().out
+    assert "90% interval" in out and " … " in out.split("Predicted")[1]
+    growth = next(line for line in out.splitlines() if line.startswith("growth"))
+    assert " [×" in growth and " … ×" in growth
+    assert main(["show", str(weak_study), "--callpath", "forces", "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    predictions = document["show"][0]["detail"]["predictions"]
+    assert predictions and all(p["low"] <= p["value"] <= p["high"] and p["level"] == 0.9 for p in predictions)
+    assert main(["show", str(weak_study), "--callpath", "forces", "--markdown"]) == 0
+    assert "| 90% interval |" in capsys.readouterr().out
+
+
+def test_alternatives_are_built_only_for_the_rows_asked_for() -> None:
+    from pmkit.scaling import analyse
+
+    rng = np.random.default_rng(6)
+    x = np.array([2.0, 4, 8, 16, 32])
+    values = (1 + 0.3 * x ** 2)[None, :, None] * (1 + rng.uniform(-0.03, 0.03, (20, 5, 1)))
+    exp = experiment(("x",), x[:, None], values)
+    models = pmkit.model(exp)
+    some = models.predict(100.0, rows=np.array([3, 7]))
+    assert models.uncertainty.built.sum() == 2
+    everything = models.predict(100.0)
+    assert models.uncertainty.built.all()
+    for whole, part in zip(everything, some, strict=True):
+        np.testing.assert_allclose(part, whole[[3, 7]])
+
+    fresh = pmkit.model(exp)
+    report = analyse(exp, fresh)
+    row = report.rows[int(np.flatnonzero(report.columns.has_function)[0])]
+    assert math.isfinite(row.low) and fresh.uncertainty.built.sum() == 1
+    assert np.isfinite(report.columns.low[report.columns.has_function]).all() and fresh.uncertainty.built.all()
