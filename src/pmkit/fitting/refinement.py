@@ -226,6 +226,16 @@ def _penalty(level: np.ndarray, acceptance: float) -> np.ndarray:
         return np.power(float(acceptance), 2.0 * np.asarray(level, dtype=float))
 
 
+def compiled_kernels(count: int) -> bool:
+    """Whether a batch of ``count`` series runs the numba kernels (see :data:`NUMBA_MIN_SERIES`).
+
+    Modelers decide it once per batch (``RefineSettings.use_numba``), so that every group of a batch
+    runs the same kernels whatever order the groups are searched in; the numba and numpy twins agree
+    to about 1e-12, not to the last bit.
+    """
+    return (count >= NUMBA_MIN_SERIES or "numba" in sys.modules) and numba_enabled()
+
+
 def refine_series(x: np.ndarray, Y: np.ndarray, settings: RefineSettings | None = None) -> SingleFits:
     """Search the best simplified-PMNF model of every row of ``Y`` measured at points ``x``.
 
@@ -253,8 +263,7 @@ def _refine_unit(x: np.ndarray, Y: np.ndarray, settings: RefineSettings | None) 
     settings = settings or RefineSettings()
     count, n = Y.shape
     if settings.use_numba is None:
-        worth_it = count >= NUMBA_MIN_SERIES or "numba" in sys.modules
-        settings = replace(settings, use_numba=worth_it and numba_enabled())
+        settings = replace(settings, use_numba=compiled_kernels(count))
     out = SingleFits.empty(count)
     if n == 0 or count == 0:
         return out

@@ -11,7 +11,7 @@ import numpy as np
 
 from pmkit.constraints import Constraint
 from pmkit.experiment import MEASURES, reduce_repetitions
-from pmkit.fitting.refinement import RefineSettings
+from pmkit.fitting.refinement import RefineSettings, compiled_kernels
 from pmkit.options import Option
 from pmkit.series import SeriesBatch
 
@@ -37,10 +37,13 @@ terms only when they cut the leave-one-out SMAPE by ``acceptance`` (:mod:`pmkit.
 """
 
 
-def settings_from(options: dict[str, Any]) -> RefineSettings:
-    """The search settings for resolved modeler options."""
+def settings_from(options: dict[str, Any], series: int) -> RefineSettings:
+    """The search settings for resolved modeler options and a batch of ``series`` series, whose kernels
+    (numba or numpy) are chosen once for the whole batch: a series' model does not depend on the
+    order in which its batch's groups are searched."""
     return RefineSettings(acceptance=float(options["acceptance"]), termination=float(options["termination"]),
-                          nonconstancy=float(options["nonconstancy"]), clean_constant=CLEAN_CONSTANT)
+                          nonconstancy=float(options["nonconstancy"]), clean_constant=CLEAN_CONSTANT,
+                          use_numba=compiled_kernels(series))
 
 
 class SeriesData:
