@@ -131,7 +131,7 @@ class ProcessExecutor(Executor):
         self._workers = processes or cpu_count()
         method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
         self._pool = ProcessPoolExecutor(max_workers=self._workers, mp_context=multiprocessing.get_context(method))
-        self.summary = f"executor processes: a pool of {self._workers} local worker processes"
+        self.summary = f"processes — a pool of {self._workers} local worker processes"
 
     @property
     def workers(self) -> int:
@@ -176,17 +176,17 @@ class DaskExecutor(Executor):
         self._owned = client is None
         if client is not None:
             self.client = client
-            self.summary = f"executor dask: using {client.scheduler.address}, {self.workers} workers"
+            self.summary = f"dask — {client.scheduler.address}, {self.workers} workers"
             return
         if address is None:
             self._cluster = _local_cluster(distributed, workers or cpu_count(), processes)
             self.client = distributed.Client(self._cluster, timeout=timeout)
-            where = "in this process" if not processes else "local processes"
-            self.summary = (f"executor dask: started a LocalCluster of {self.workers} single-threaded workers "
-                            f"({where}); {_dashboard(self.client)}")
+            where = "threads of this process" if not processes else "local processes"
+            self.summary = (f"dask — a LocalCluster of {self.workers} single-threaded workers ({where}), started "
+                            f"for this run; {_dashboard(self.client)}")
             return
         self.client = _connect(distributed, address, timeout)
-        self.summary = f"executor dask: connected to {address}, {self.workers} workers; {_dashboard(self.client)}"
+        self.summary = f"dask — {address}, {self.workers} workers; {_dashboard(self.client)}"
         _check_versions(self.client, address)
 
     @property
@@ -240,12 +240,17 @@ def import_distributed() -> Any:
 
 
 def _local_cluster(distributed: Any, workers: int, processes: bool) -> Any:
+    """A LocalCluster of single-threaded workers; its dashboard on port 8787, or any free port when that
+    one is taken (Dask's warning about it is not passed on: the summary line names the port)."""
     import logging
+    import warnings
 
     try:
-        return distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=processes,
-                                        dashboard_address=":8787" if _has_bokeh() else None,
-                                        silence_logs=logging.ERROR)
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="Port .* is already in use", category=UserWarning)
+            return distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=processes,
+                                            dashboard_address=":8787" if _has_bokeh() else ":0",
+                                            silence_logs=logging.ERROR)
     except Exception as exc:
         raise ExecutorError(f"executor dask: the LocalCluster did not start ({_first_line(exc)})") from None
 
@@ -306,7 +311,7 @@ def _has_bokeh() -> bool:
 
 def _dashboard(client: Any) -> str:
     if not _has_bokeh():
-        return "no dashboard here (install bokeh for it)"
+        return "no dashboard (install bokeh for one)"
     return f"dashboard {client.dashboard_link}"
 
 
