@@ -208,8 +208,8 @@ class DaskExecutor(Executor):
         results: list[Any] = [None] * len(tasks)
         with progress.task(description, total=len(tasks)) as reporting:
             try:
-                for future in as_completed(futures):
-                    results[position[future.key]] = future.result()
+                for future, result in as_completed(futures, with_results=True):  # results gathered in batches
+                    results[position[future.key]] = result
                     reporting.advance()
             except KilledWorker as exc:
                 raise ExecutorError(f"executor dask: a task of {description} ended the worker running it every "

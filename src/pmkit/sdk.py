@@ -4,13 +4,12 @@
 and all of it at once: ``analysis = pmkit.analyse(path, target={"p": 65536})``.  Each looks its
 plugin up in the registry, so third-party readers, modelers, priors and detectors are used exactly
 like the built-ins.  Plugin options are resolved here, once (:func:`pmkit.options.resolve_options`),
-and every plugin receives them parsed, checked and complete.  ``executor=`` (``"local"``, the default;
-``"processes"``; ``"dask"`` or ``"dask:tcp://host:8786"``; or an open :class:`~pmkit.executors.Executor`)
-chooses where reading and modeling tasks run (:mod:`pmkit.executors`); the results are the same.
-Plugins are called through
+and every plugin receives them parsed, checked and complete.  Plugins are called through
 :func:`pmkit.plugins.call`: one that raises or returns the wrong type fails as a
 :class:`~pmkit.errors.PluginError` naming it and its package (a detector is skipped with a warning
-instead).
+instead).  ``executor=`` (``"local"``, the default; ``"processes"``; ``"dask"`` or
+``"dask:tcp://host:8786"``; an open :class:`~pmkit.executors.Executor` or a ``distributed.Client``)
+chooses where reading and modeling tasks run (:mod:`pmkit.executors`); the results are the same.
 """
 
 from __future__ import annotations
