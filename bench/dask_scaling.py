@@ -115,8 +115,9 @@ def tasks_of(folder: Path) -> list[tuple]:
     return [(run.file, None, False, Limits(), "mean") for run in discover(folder).runs]
 
 
-def cluster_run(folder: Path, workers: int, experiment, models, file_bytes: int) -> dict:
-    """Everything measured on a LocalCluster of ``workers`` single-threaded worker processes."""
+def cluster_run(folder: Path, workers: int, experiment, models, file_bytes: int, dask_malloc: bool = False) -> dict:
+    """Everything measured on a LocalCluster of ``workers`` single-threaded worker processes, started as
+    ``--executor dask`` starts it (``dask_malloc``: with Dask's MALLOC_TRIM_THRESHOLD_ instead)."""
     import distributed
 
     import pmkit
@@ -125,14 +126,12 @@ def cluster_run(folder: Path, workers: int, experiment, models, file_bytes: int)
     from pmkit.readers.cube import load_run
     from pmkit.testing.identity import experiment_differences, model_differences
 
-    out: dict = {"workers": workers}
+    out: dict = {"workers": workers, "dask_malloc": dask_malloc}
     start = time.perf_counter()
-    cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                       dashboard_address=":0", silence_logs=40)
-    client = distributed.Client(cluster)
+    engine = DaskExecutor(workers=workers, keep_malloc=not dask_malloc)
+    client = engine.client
     out["start"] = time.perf_counter() - start
     try:
-        engine = DaskExecutor(client=client)
         engine.map(load_run, tasks_of(folder)[:workers], description="warm-up")  # imports in every worker
         moments: list[float] = []
 
@@ -160,8 +159,7 @@ def cluster_run(folder: Path, workers: int, experiment, models, file_bytes: int)
         rss = client.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
         out["worker_mb"] = max(rss.values())
     finally:
-        client.close()
-        cluster.close()
+        engine.close()
     return out
 
 
@@ -172,6 +170,8 @@ def main() -> None:
     parser.add_argument("--metrics", type=int, default=20)
     parser.add_argument("--locations", type=int, default=64)
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--dask-malloc", action="store_true", help="also run each cluster size with Dask's "
+                        "MALLOC_TRIM_THRESHOLD_=65536 in the workers, which pmkit's LocalCluster leaves out")
     args = parser.parse_args()
 
     import pmkit
@@ -197,9 +197,12 @@ def main() -> None:
     rows = [("in-process, 1 thread", serial, modeled, None), ("in-process, 2 threads (read)", threads, modeled, None)]
     measured = []
     for workers in args.workers:
-        result = cluster_run(folder, workers, experiment, models, file_bytes)
-        measured.append(result)
-        rows.append((f"dask, {workers} worker{'s' if workers > 1 else ''}", result["read"], result["model"], result))
+        for dask_malloc in (False, True) if args.dask_malloc else (False,):
+            result = cluster_run(folder, workers, experiment, models, file_bytes, dask_malloc)
+            measured.append(result)
+            label = f"dask, {workers} worker{'s' if workers > 1 else ''}" + (", Dask's malloc trim" if dask_malloc
+                                                                              else "")
+            rows.append((label, result["read"], result["model"], result))
 
     print()
     print("| engine | read s | runs/s | MB/s | model s | series/s | cluster start s | worker peak MB | "
@@ -213,18 +216,20 @@ def main() -> None:
               f"{series / model:,.0f} | {start} | {memory} | {same} |")
 
     print()
-    print("| workers | task (decode one run), median s | Σ tasks s | map wall s | client side of read s | "
-          "result / file bytes | read overhead vs in-process serial |")
-    print("|---:|---:|---:|---:|---:|---:|---:|")
+    print("| workers | malloc trim | task (decode one run), median s | Σ tasks s | map wall s | "
+          "client side of read s | result / file bytes | read overhead vs in-process serial |")
+    print("|---:|---|---:|---:|---:|---:|---:|---:|")
     for result in measured:
         client_side = result["read"] - result["map"]
-        print(f"| {result['workers']} | {result['task']:.3f} | {result['task_total']:.1f} | {result['map']:.2f} | "
+        trim = "Dask's 65536" if result["dask_malloc"] else "glibc's"
+        print(f"| {result['workers']} | {trim} | {result['task']:.3f} | {result['task_total']:.1f} | "
+              f"{result['map']:.2f} | "
               f"{client_side:.2f} | {result['result_bytes'] / 1e3:,.0f} kB / {result['file_bytes'] / 1e6:,.1f} MB "
               f"({result['file_bytes'] / result['result_bytes']:,.0f}× less) | "
               f"{result['read'] - serial:+.2f} s ({result['read'] / serial:.2f}×) |")
 
     if measured:
-        one = measured[0]
+        one = next(result for result in measured if not result["dask_malloc"])
         per_task = one["task"]
         serial_part = one["read"] - one["map"]
         dispatch = max(0.0, one["map"] - one["task_total"]) / runs

@@ -318,7 +318,7 @@ def test_show_and_model_on_a_scheduler_print_what_they_print_in_process(pmkit_cl
 def test_dask_without_an_address_starts_a_local_cluster_and_says_so(pmkit_cli, study, monkeypatch):
     started = []
 
-    def in_threads(distributed, workers, processes):
+    def in_threads(distributed, workers, processes, keep_malloc):
         started.append(workers)
         return distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0")
 

@@ -34,6 +34,7 @@ in-process.
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -170,7 +171,7 @@ class DaskExecutor(Executor):
     remote = True
 
     def __init__(self, address: str | None = None, *, timeout: float = DEFAULT_TIMEOUT, client: Any = None,
-                 workers: int | None = None, processes: bool = True) -> None:
+                 workers: int | None = None, processes: bool = True, keep_malloc: bool = True) -> None:
         distributed = import_distributed()
         self._cluster = None
         self._owned = client is None
@@ -179,7 +180,7 @@ class DaskExecutor(Executor):
             self.summary = f"dask — {client.scheduler.address}, {self.workers} workers"
             return
         if address is None:
-            self._cluster = _local_cluster(distributed, workers or cpu_count(), processes)
+            self._cluster = _local_cluster(distributed, workers or cpu_count(), processes, keep_malloc)
             self.client = distributed.Client(self._cluster, timeout=timeout)
             where = "threads of this process" if not processes else "local processes"
             self.summary = (f"dask — a LocalCluster of {self.workers} single-threaded workers ({where}), started "
@@ -203,7 +204,11 @@ class DaskExecutor(Executor):
         if not tasks:
             with progress.task(description, total=0):
                 return []
-        futures = self.client.map(function, *zip(*tasks, strict=True), pure=False)
+        with warnings.catch_warnings():
+            # a chunk of series travels inside its task (not scattered: scattered data dies with its worker,
+            # and Dask could not run the task again elsewhere), so a batch's graph is as large as its values
+            warnings.filterwarnings("ignore", message="Sending large graph", category=UserWarning)
+            futures = self.client.map(function, *zip(*tasks, strict=True), pure=False)
         position = {future.key: i for i, future in enumerate(futures)}
         results: list[Any] = [None] * len(tasks)
         with progress.task(description, total=len(tasks)) as reporting:
@@ -239,14 +244,26 @@ def import_distributed() -> Any:
     return distributed
 
 
-def _local_cluster(distributed: Any, workers: int, processes: bool) -> Any:
-    """A LocalCluster of single-threaded workers; its dashboard on port 8787, or any free port when that
-    one is taken (Dask's warning about it is not passed on: the summary line names the port)."""
+KEEP_MALLOC = {"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}
+"""Dask config for the workers pmkit starts: glibc's own memory thresholds, not Dask's
+``MALLOC_TRIM_THRESHOLD_=65536``.  Setting it fixes glibc's mmap threshold, so every large array
+becomes a fresh mmap whose pages fault in one by one: decoding one run of the benchmark study
+(bench/dask_scaling.py, 2,000 call paths × 20 metrics × 64 locations) took a median 0.069 s in a
+plain process and 0.22 s with it set (a loaded 2-core machine).  Clusters started by hand get the
+same with ``DASK_DISTRIBUTED__NANNY__PRE_SPAWN_ENVIRON__MALLOC_TRIM_THRESHOLD_=None`` (docs/cluster.md)."""
+
+
+def _local_cluster(distributed: Any, workers: int, processes: bool, keep_malloc: bool = True) -> Any:
+    """A LocalCluster of single-threaded workers (with :data:`KEEP_MALLOC` unless not ``keep_malloc``,
+    for benchmarks); its dashboard on port 8787,
+    or any free port when that one is taken (Dask's warning about it is not passed on: the summary
+    line names the port)."""
     import logging
-    import warnings
+
+    import dask
 
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), dask.config.set(KEEP_MALLOC if keep_malloc else {}):
             warnings.filterwarnings("ignore", message="Port .* is already in use", category=UserWarning)
             return distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=processes,
                                             dashboard_address=":8787" if _has_bokeh() else ":0",
