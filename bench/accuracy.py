@@ -28,7 +28,14 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 import numpy as np
-from extrap_env import EXTRAP_MODELERS, ExtrapUnavailable, extrap_python, extrap_version, model_with_extrap
+from extrap_env import (
+    EXTRAP_MODELERS,
+    ExtrapUnavailable,
+    ModelerSpec,
+    extrap_python,
+    extrap_version,
+    model_with_extrap,
+)
 from rich.console import Console
 from rich.table import Table
 from synthetic import CASES, NOISE, TERMS, X_SETS, SyntheticFunctions, add_noise, generate
@@ -108,18 +115,21 @@ def model_with_pmkit(x: np.ndarray, values: np.ndarray, modeler: str,
     return functions, time.perf_counter() - start
 
 
-def model_with_extrap_chunked(x: np.ndarray, values: np.ndarray, chunk: int, jobs: int,
-                              console: Console) -> tuple[dict[str, list[Function | None]], dict[str, float]]:
-    """Extra-P's modelers on every series, in chunks (optionally in parallel runner processes)."""
+def model_with_extrap_chunked(x: np.ndarray, values: np.ndarray, chunk: int, jobs: int, console: Console,
+                              modelers: Sequence[ModelerSpec] = EXTRAP_MODELERS
+                              ) -> tuple[dict[str, list[Function | None]], dict[str, float]]:
+    """Extra-P's modelers on every series, in chunks (optionally in parallel runner processes); results
+    are keyed by modeler name, or label for a modeler given with options (see ``extrap_env.ModelerSpec``)."""
     python = extrap_python()
     starts = list(range(0, values.shape[0], chunk))
+    labels = [m if isinstance(m, str) else m.get("label", m["name"]) for m in modelers]
 
     def run(start: int):
         return model_with_extrap(["x"], x, values[start:start + chunk], predict_at=[[4 * x.max()]],
-                                 python=python)
+                                 modelers=modelers, python=python)
 
-    functions: dict[str, list[Function | None]] = {m: [] for m in EXTRAP_MODELERS}
-    seconds = dict.fromkeys(EXTRAP_MODELERS, 0.0)
+    functions: dict[str, list[Function | None]] = {m: [] for m in labels}
+    seconds = dict.fromkeys(labels, 0.0)
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         for k, result in enumerate(pool.map(run, starts)):
             for name, models in result.items():
@@ -136,6 +146,15 @@ def percent(mask: np.ndarray) -> str:
     return f"{100.0 * mask.mean():.1f}" if mask.size else "-"
 
 
+def add_run_arguments(parser: argparse.ArgumentParser, chunk: int) -> None:
+    """The options every synthetic protocol here shares: pmkit modeler options and how Extra-P runs."""
+    parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
+                        help="an option of the pmkit modeler (repeatable), e.g. --option nonconstancy=2.5")
+    parser.add_argument("--no-extrap", action="store_true", help="score pmkit only")
+    parser.add_argument("--jobs", type=int, default=2, help="Extra-P runner processes in parallel (default 2)")
+    parser.add_argument("--chunk", type=int, default=chunk, help="series per Extra-P runner call")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -145,11 +164,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--repetitions", type=int, default=1,
                         help="noisy repetitions per point (paper: one noisy value per point)")
     parser.add_argument("--pmkit-modeler", default="refining", help="pmkit modeler to score")
-    parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
-                        help="an option of the pmkit modeler (repeatable), e.g. --option nonconstancy=2.5")
-    parser.add_argument("--no-extrap", action="store_true", help="score pmkit only")
-    parser.add_argument("--jobs", type=int, default=2, help="Extra-P runner processes in parallel (default 2)")
-    parser.add_argument("--chunk", type=int, default=2000, help="series per Extra-P runner call")
+    add_run_arguments(parser, chunk=2000)
     parser.add_argument("--misses", type=int, default=4, help="pmkit's most frequent misses to list per case")
     parser.add_argument("--json", help="write rates and pmkit's misses to this file")
     args = parser.parse_args(argv)

@@ -15,7 +15,7 @@ Cube files/s) and of modeling every call path × metric (series/s), and checks t
 every model equal the in-process ones.  For each cluster size also: the cluster's start, the
 per-task costs from Dask's task stream (decode time; what a result weighs pickled, against the file it
 came from), the overhead against in-process, and each worker's peak memory (``ru_maxrss``).  Last, a
-model of the wall time on N workers built from those per-task costs (see bench/README.md §10).
+model of the wall time on N workers built from those per-task costs (see bench/README.md §12).
 
 Every file is read once before timing, so all engines read from the page cache.
 """
@@ -23,6 +23,7 @@ Every file is read once before timing, so all engines read from the page cache.
 from __future__ import annotations
 
 import argparse
+import os
 import pickle
 import resource
 import statistics
@@ -160,6 +161,8 @@ def cluster_run(folder: Path, workers: int, experiment, models, file_bytes: int,
         out["worker_mb"] = max(rss.values())
     finally:
         engine.close()
+        if dask_malloc:  # Dask's nannies wrote it into this process's environment, where later workers inherit it
+            os.environ.pop("MALLOC_TRIM_THRESHOLD_", None)
     return out
 
 

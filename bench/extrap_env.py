@@ -29,6 +29,10 @@ RUNNER = BENCH_DIR / "extrap_runner.py"
 PYTHON_ENV = "PMKIT_EXTRAP_PYTHON"
 EXTRAP_MODELERS = ("Refining", "Basic")
 """Extra-P's refinement modeler (the paper's algorithm) and its default exhaustive-search modeler."""
+ModelerSpec = str | dict[str, Any]
+"""An Extra-P modeler for :func:`model_with_extrap`: its name, or ``{"name", "label", "options"}``
+with Extra-P modeler options set (``{"name": "Basic", "label": "Basic neg",
+"options": {"allow_negative_exponents": True}}``); results are keyed by the label."""
 
 
 class ExtrapUnavailable(RuntimeError):
@@ -93,10 +97,11 @@ class ExtrapModels:
 
 
 def model_with_extrap(parameters: Sequence[str], points: np.ndarray, values: np.ndarray,
-                      predict_at: np.ndarray | None = None, modelers: Sequence[str] = EXTRAP_MODELERS,
+                      predict_at: np.ndarray | None = None, modelers: Sequence[ModelerSpec] = EXTRAP_MODELERS,
                       warmup: int = 0, python: Path | None = None) -> dict[str, ExtrapModels]:
     """Model each series of ``values`` (series × points × repetitions, NaN where missing) with each
-    Extra-P modeler; ``predict_at`` (k × parameters) are evaluated by Extra-P itself."""
+    Extra-P modeler (see :data:`ModelerSpec`); ``predict_at`` (k × parameters) are evaluated by Extra-P
+    itself."""
     values = np.asarray(values, dtype=float)
     if values.ndim == 2:
         values = values[:, :, None]

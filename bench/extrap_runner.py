@@ -4,7 +4,8 @@ Extra-P pins numpy < 2, so it lives in its own virtual environment and this scri
 benchmarks through JSON on stdin/stdout.  It imports only Extra-P and the standard library (never
 pmkit).  Two commands:
 
-``model``  series (points + repetition values) → for each requested Extra-P modeler, every series'
+``model``  series (points + repetition values) → for each requested Extra-P modeler (a name, or
+           ``{"name", "label", "options"}`` with Extra-P modeler options), every series'
            function (constant, terms with exact exponents), its text, its predictions at the
            requested points, and the seconds Extra-P spent modeling (after an optional warm-up).
 ``load``   a file or folder Extra-P can read → its parameters, points and per-series mean values, so a
@@ -57,12 +58,18 @@ def _function_json(function, parameters: list[str]) -> dict:
     return {"constant": float(function.constant_coefficient), "terms": terms}
 
 
-def _make_modeler(name: str, n_parameters: int):
-    """Extra-P's single-parameter modeler ``name``; for several parameters, its Multi-Parameter
-    modeler with ``name`` as the single-parameter modeler (Extra-P's default is Basic)."""
+def _make_modeler(name: str, n_parameters: int, options: dict | None = None):
+    """Extra-P's single-parameter modeler ``name`` with its modeler ``options`` set (attribute name →
+    value, e.g. ``{"allow_negative_exponents": true}``); for several parameters, its Multi-Parameter
+    modeler with that single-parameter modeler (Extra-P's default is Basic)."""
     from extrap.modelers import multi_parameter, single_parameter
 
     single = single_parameter.all_modelers[name]()
+    known = {o.field for o in single.options_iter()} if hasattr(single, "options_iter") else set()
+    for option, value in (options or {}).items():
+        if option not in known:
+            raise ValueError(f"Extra-P modeler {name} has no option {option!r}; it has {sorted(known)}")
+        setattr(single, option, value)  # Extra-P's option descriptors run their on_change hooks
     if n_parameters == 1:
         return single
     multi = multi_parameter.all_modelers["Multi-Parameter"]()
@@ -102,8 +109,12 @@ def command_model(request: dict) -> dict:
     warmup = int(request.get("warmup", 0))
     measurements = _measurements(points, request["series"])
     results = {}
-    for name in request["modelers"]:
-        modeler = _make_modeler(name, len(parameters))
+    for spec in request["modelers"]:
+        # a modeler is its name, or {"name", "label", "options"} for one with modeler options set
+        if isinstance(spec, str):
+            spec = {"name": spec}
+        name = spec.get("label", spec["name"])
+        modeler = _make_modeler(spec["name"], len(parameters), spec.get("options"))
         if warmup:
             modeler.model(measurements[:warmup])
         start = time.perf_counter()

@@ -45,6 +45,8 @@ MODULES: tuple[tuple[str, str], ...] = (
     ("pmkit.hookspecs", "The plugin contract"),
     ("pmkit.plugins", "The plugin registry"),
     ("pmkit.testing.plugins", "Test helpers for plugin authors"),
+    ("pmkit.testing.extrap_inputs", "Extra-P input files written by code"),
+    ("pmkit.testing.taint_files", "Perf-Taint output written by code"),
     ("pmkit.testing.identity", "Checking that two experiments or model sets are identical"),
 )
 """The modules documented, in the order of the reference, with a title each."""

@@ -5,9 +5,10 @@
 
 A sample is a fenced block between ``<!-- sample: NAME -->`` and ``<!-- /sample -->``; :data:`SAMPLES`
 says which command prints it.  The commands run in this process, at 80 columns unless a sample says
-otherwise, on studies generated here (the example study, its optimised variant, the C++ study and
-the Perf-Taint study of ``bench/taint_prior.py``) and, for one sample, on the shared Extra-P test
-study (``$PMKIT_SHARED_DATA`` or ``../shared/data``; left as it is when absent).  Built-in plugins
+otherwise, on studies generated here (the example study, its optimised variant, the C++ study, the
+Perf-Taint study of ``bench/taint_prior.py`` and the PAPI study of :mod:`pmkit.testing.papi_study`)
+and, for one sample, on the shared Extra-P test study (``$PMKIT_SHARED_DATA`` or ``../shared/data``;
+left as it is when absent).  Built-in plugins
 only, no colour, trailing spaces removed.  ``tests/test_gallery.py`` runs the same commands and
 fails when a committed sample no longer matches, so the documentation shows what pmkit prints.
 """
@@ -77,6 +78,17 @@ def _rounded(value: Any) -> Any:
     return value
 
 
+def apmt_excerpt(text: str) -> str:
+    """``pmkit show --modeler apmt``: the header, the per-kernel table at the target and the validation."""
+    lines = text.splitlines()
+    table = next(i for i, line in enumerate(lines) if line.startswith("APMT kernels at") and "(target)" in line)
+    end = next(i for i in range(table, len(lines)) if lines[i].startswith("total "))
+    check = next(i for i, line in enumerate(lines) if line.startswith("APMT closed-loop validation"))
+    last = next(i for i in range(check, len(lines)) if lines[i].startswith("mean error"))
+    header = next(i for i, line in enumerate(lines) if line.startswith("total "))
+    return "\n".join([*lines[:header + 1], "…", *lines[table:end + 1], "…", *lines[check:last + 1]]) + "\n"
+
+
 SAMPLES: tuple[Sample, ...] = (
     Sample("readme-show", ("show", "example-study", "--depth", "3", "--top", "3", "--detector", "imbalance",
                            "-D", "threshold=1")),
@@ -91,14 +103,16 @@ SAMPLES: tuple[Sample, ...] = (
     Sample("compare", ("compare", "example-study", "example-optimised")),
     Sample("markdown", ("show", "example-study", "--markdown", "--top", "3", "--depth", "2")),
     Sample("json", ("show", "example-study", "--json", "--at", "p=65536"), keep=json_excerpt),
+    Sample("show-apmt", ("show", "papi-study", "--modeler", "apmt", "--at", "p=256"), keep=apmt_excerpt),
 )
 
 
 def make_studies(folder: Path) -> None:
     """Write the studies the samples read into ``folder``."""
-    from pmkit.testing import cxx_study, example_study
+    from pmkit.testing import cxx_study, example_study, papi_study
 
     example_study.generate(folder / "example-study")
+    papi_study.write_study(folder / "papi-study")
     example_study.generate(folder / "example-optimised", optimised=True)
     cxx_study.generate(folder / "lulesh-cxx")
     taint = _load(ROOT / "bench" / "taint_prior.py")

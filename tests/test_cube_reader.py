@@ -14,7 +14,7 @@ import pmkit
 from pmkit.errors import InputError, UsageError
 from pmkit.readers.cube import CubeReader, read_cube
 from pmkit.readers.cube_study import parse_run_name
-from pmkit.testing.cubewriter import TIME, VISITS, CubeMetric, write_cube
+from pmkit.testing.cubewriter import TIME, VISITS, CubeMetric, edit_member, write_cube
 
 REFERENCE = Path(__file__).parent / "cube_reference"
 
@@ -400,20 +400,10 @@ def test_reading_reports_progress_and_draws_nothing(tmp_path, capsys):
 
 
 def test_same_region_twice_under_one_parent_is_combined(tmp_path):
-    import io
-    import tarfile
-
     file = write_cube(tmp_path / "a.p2.r1" / "profile.cubex", ["main", "main->solve", "main->other"], [TIME],
                       {"time": np.array([[1.0, 1.0], [2.0, 3.0], [4.0, 5.0]])}, processes=2)
-    with tarfile.open(file) as tar:
-        members = {m.name: tar.extractfile(m).read() for m in tar.getmembers()}
     # two call sites of the same region: rename 'other' to 'solve'
-    members["anchor.xml"] = members["anchor.xml"].replace(b"<name>other</name>", b"<name>solve</name>")
-    with tarfile.open(file, "w") as tar:
-        for name, payload in members.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(payload)
-            tar.addfile(info, io.BytesIO(payload))
+    edit_member(file, "anchor.xml", lambda anchor: anchor.replace(b"<name>other</name>", b"<name>solve</name>"))
     exp = pmkit.read(file)
     assert exp.callpaths.paths() == ["main", "main->solve"]
     assert exp.locations["time"][0][1, 0].tolist() == [6.0, 8.0]

@@ -56,18 +56,21 @@ def chunked(monkeypatch):
     monkeypatch.setattr(modelchunks, "CHUNK_SERIES", 40)
 
 
-def _random_experiment(n: int, parameters: int, seed: int = 3, missing: float = 0.05) -> Experiment:
-    """``n`` call paths of random PMNF laws with ±2% noise, some values missing."""
+def _random_experiment(n: int, parameters: int, seed: int = 3, missing: float = 0.04) -> Experiment:
+    """``n`` call paths of random laws — falling, flat or growing, half of them with a second, growing
+    term — with ±3% noise, two repetitions, some values missing."""
     rng = np.random.default_rng(seed)
-    grid = [2.0, 4, 8, 16, 32, 64] if parameters == 1 else [4.0, 8, 16, 32, 64]
+    grid = [2.0, 4, 8, 16, 32, 64, 128] if parameters == 1 else [4.0, 8, 16, 32, 64]
     points = np.array(np.meshgrid(*[grid] * parameters)).reshape(parameters, -1).T
     tree = CallTree()
     for i in range(n):
         tree.add(["main", f"kernel_{i}"])
-    exponents = rng.choice([0, 0.5, 1, 1.5, 2, 3], size=(len(tree), parameters))
-    coefficients = 10 ** rng.uniform(-2, 3, size=(len(tree), 2))
-    law = coefficients[:, :1] + coefficients[:, 1:] * np.prod(points[None] ** exponents[:, None, :], axis=2)
-    values = law[:, :, None] * rng.uniform(0.98, 1.02, size=(len(tree), len(points), 3))
+    first = rng.choice([-2, -1, -0.5, 0, 0.5, 1, 2], size=(len(tree), parameters))
+    second = rng.choice([0, 0.5, 1, 1.5], size=(len(tree), parameters))
+    c = 10 ** rng.uniform(-2, 3, size=(len(tree), 3))
+    law = (c[:, :1] + c[:, 1:2] * np.prod(points[None] ** first[:, None, :], axis=2)
+           + c[:, 2:] * (rng.uniform(size=(len(tree), 1)) < 0.5) * np.prod(points[None] ** second[:, None, :], axis=2))
+    values = law[:, :, None] * rng.uniform(0.97, 1.03, size=(len(tree), len(points), 2))
     values[rng.uniform(size=values.shape[:2]) < missing] = np.nan
     metrics = (Metric("time", "s"), Metric("visits", "occ"))
     return Experiment(("p", "q")[:parameters], points, tree, metrics, {"time": values, "visits": values[::-1] * 7})
@@ -202,9 +205,12 @@ def test_errors_come_back_whole_from_another_process():
 # ---------------------------------------------------------------- modeling
 
 
-@pytest.mark.parametrize("parameters", [1, 2])
-def test_models_in_chunks_on_dask_equal_one_batch_in_process(chunked, dask, parameters):
-    experiment = _random_experiment(90 if parameters == 1 else 60, parameters)
+@pytest.mark.parametrize(("parameters", "size"), [(1, 40), (1, 1), (2, 40), (2, 3)])
+def test_models_in_chunks_on_dask_equal_one_batch_in_process(chunked, dask, monkeypatch, parameters, size):
+    """Every model to the last bit, whatever the chunks: a series' model depends on its own values only."""
+    monkeypatch.setattr(modelchunks, "CHUNK_SERIES", size)
+    monkeypatch.setattr(modelchunks, "TASKS_PER_WORKER", 10_000)
+    experiment = _random_experiment(90 if parameters == 1 else 50, parameters)
     here = pmkit.model(experiment)
     tasks = []
     with progress.listening(tasks.append):
@@ -212,6 +218,8 @@ def test_models_in_chunks_on_dask_equal_one_batch_in_process(chunked, dask, para
     assert any(e.description.startswith(f"modeling {len(here)} series in ") for e in tasks), "went out in chunks"
     assert model_differences(here, there) == []
     assert sum(m.ok and not m.function.is_constant for m in here) > len(here) / 3  # type: ignore[union-attr]
+    assert any(f.exponent < 0 for m in here if m.ok for t in m.function.terms  # falling laws among them
+               for f in t.factors)  # type: ignore[union-attr]
 
 
 def test_models_under_a_prior_in_chunks_equal_in_process(chunked, dask):

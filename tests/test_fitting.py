@@ -19,6 +19,7 @@ from pmkit.fitting.leastsquares import (
 )
 from pmkit.fitting.maskgroups import group_by_mask
 from pmkit.fitting.refinement import RefineSettings, basis_rows, refine_series, start_table
+from pmkit.fitting.refinement import exponents as refinement_exponents
 from pmkit.fitting.sternbrocot import CENTER, LEFT, RIGHT, Interval, mediant, refinement_path
 from pmkit.fitting.trend import kendall_s, smallest_pvalue, trend_pvalue
 
@@ -119,20 +120,18 @@ def test_refine_step_numba_equals_numpy() -> None:
     state[..., 0], state[..., 1] = np.maximum(best - 1, 0), 1
     state[..., 2], state[..., 3] = best, 1
     state[..., 4], state[..., 5] = best + 1, 1
-    cand_crit = rng.uniform(0, 2, (n, 4, 2))
-    cand_crit[rng.uniform(size=cand_crit.shape) < 0.1] = np.inf
     cand_err = rng.uniform(0, 2, (n, 4, 2))
-    cen_crit = rng.uniform(0, 2, (n, 4))
+    cand_err[rng.uniform(size=cand_err.shape) < 0.1] = np.inf
     cen_err = rng.uniform(0, 2, (n, 4))
     active = rng.uniform(size=n) < 0.9
-    arrays = (active, cand_crit, cand_err, state, cen_crit, cen_err)
+    arrays = (active, cand_err, state, cen_err)
     fast = [a.copy() for a in arrays]
     slow = [a.copy() for a in arrays]
     kernels.refine_step(*fast, 2.0, use_numba=True)
     kernels.refine_step(*slow, 2.0, use_numba=False)
     for a, b in zip(fast, slow, strict=True):
         np.testing.assert_array_equal(a, b)
-    assert not np.array_equal(fast[3], state)  # something moved
+    assert not np.array_equal(fast[2], state)  # something moved
     assert 0 < fast[0].sum() < active.sum()  # some series stopped, some go on
 
 
@@ -245,8 +244,7 @@ def test_kernel_follows_sternbrocot_reference() -> None:
             cand = np.full((1, 4, 2), np.inf)
             cand[0, 0] = crit
             active = np.array([True])
-            args = [active, cand, cand.copy(), state, np.array([[0.7, np.inf, np.inf, np.inf]]),
-                    np.array([[0.7, np.inf, np.inf, np.inf]])]
+            args = [active, cand, state, np.array([[0.7, np.inf, np.inf, np.inf]])]
             kernels.refine_step(*args, 2.0, use_numba=use)
             expect = interval.step(winner)
             got = state[0, 0]
@@ -374,20 +372,111 @@ def test_growth_is_judged_by_its_relative_fit() -> None:
     assert refine_series(X, y, RefineSettings(relative_judge=False)).constant[0]
 
 
-def test_relative_loo_smape_matches_refits() -> None:
-    from pmkit.fitting.refinement import _relative_loo_smape
+def _relative_refits(designs: np.ndarray, Y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Relative least squares by lstsq per row, and its leave-one-out SMAPE by refitting per point."""
+    coefficients, loo = [], []
+    for design, y in zip(designs, Y, strict=True):
+        c, *_ = np.linalg.lstsq(design / y[:, None], np.ones(len(y)), rcond=None)
+        coefficients.append(c)
+        errors = []
+        for i in range(len(y)):
+            keep = np.arange(len(y)) != i
+            c, *_ = np.linalg.lstsq(design[keep] / y[keep, None], np.ones(len(y) - 1), rcond=None)
+            f = design[i] @ c
+            errors.append(2 * abs(y[i] - f) / (abs(y[i]) + abs(f)))
+        loo.append(100 * np.mean(errors))
+    return np.array(coefficients), np.array(loo)
+
+
+def test_relative_fits_match_refits() -> None:
+    from pmkit.fitting.refinement import _relative_line, relative_design_fit
 
     rng = np.random.default_rng(4)
     B = np.stack([X, X ** 2, np.log2(X)])
     Y = (rng.uniform(1, 10, (3, 1)) + rng.uniform(0.1, 2, (3, 1)) * B) * (1 + rng.uniform(-0.05, 0.05, (3, 5)))
-    expected = []
-    for b, y in zip(B, Y, strict=True):
-        errors = []
-        for i in range(5):
-            keep = np.arange(5) != i
-            design = np.stack([np.ones(4), b[keep]], axis=1) / y[keep, None]
-            c, *_ = np.linalg.lstsq(design, np.ones(4), rcond=None)
-            f = c[0] + c[1] * b[i]
-            errors.append(2 * abs(y[i] - f) / (abs(y[i]) + abs(f)))
-        expected.append(100 * np.mean(errors))
-    np.testing.assert_allclose(_relative_loo_smape(B, Y), expected, rtol=1e-9)
+    designs = np.stack([np.stack([np.ones(5), b], axis=1) for b in B])
+    coefficients, loo = _relative_refits(designs, Y)
+    c0, c1, got = _relative_line(B, Y)
+    np.testing.assert_allclose(got, loo, rtol=1e-9)
+    np.testing.assert_allclose(np.stack([c0, c1], axis=1), coefficients, rtol=1e-9)
+    # three columns (a two-term law), one shared design
+    x = np.array([1.0, 2, 4, 8, 16, 32, 64])
+    design = np.stack([np.ones(7), 1 / x, np.log2(x)], axis=1)
+    Y = (np.array([[0.5], [3.0]]) + np.array([[100.0], [7.0]]) / x + np.array([[2.0], [0.1]]) * np.log2(x)) * (
+        1 + rng.uniform(-0.05, 0.05, (2, 7)))
+    coefficients, loo = _relative_refits(np.stack([design, design]), Y)
+    got_c, got_loo = relative_design_fit(Y, design)
+    np.testing.assert_allclose(got_c, coefficients, rtol=1e-8)
+    np.testing.assert_allclose(got_loo, loo, rtol=1e-8)
+
+
+def test_pair_search_numba_equals_numpy_and_lstsq() -> None:
+    rng = np.random.default_rng(8)
+    x = 2.0 ** np.arange(0, 7)
+    a, b, c0 = 10 ** rng.uniform(0, 2, (3, 200))
+    Y = (c0[:, None] + a[:, None] / x + b[:, None] * np.log2(x)) * (1 + rng.uniform(-0.05, 0.05, (200, 7)))
+    Y[:20] = Y[:20, ::-1]  # growing series: no pair with both coefficients positive fits them best
+    basis = np.array([1 / x, x ** -0.5, x ** -2, np.log2(x), x, np.ones(7)])
+    first, second = np.array([0, 1, 2, 0, 1, 0]), np.array([3, 3, 4, 4, 4, 5])
+    valid = np.array([True] * 5 + [False])
+    pen2 = np.array([1.0, 2.0, 1.0, 1.0, 2.0, 1.0])
+    weights = kernels.relative_weights(Y)
+    fast = kernels.pair_search(Y, weights, basis, valid, first, second, pen2, use_numba=True)
+    slow = kernels.pair_search(Y, weights, basis, valid, first, second, pen2, use_numba=False)
+    for name in fast:
+        np.testing.assert_allclose(fast[name], slow[name], rtol=1e-9)
+    assert (fast["k"] != 5).all()  # the constant basis row is invalid
+    assert (fast["k"][20:] == 0).mean() > 0.9  # 1/p + log2 p, the true pair
+    # one row by hand: weighted least squares on [1, 1/x, log2 x] with weights 1/y²
+    i = 30
+    design = np.column_stack([np.ones(7), basis[0], basis[3]])
+    coef, *_ = np.linalg.lstsq(design / Y[i][:, None], np.ones(7), rcond=None)
+    rel = (((Y[i] - design @ coef) / Y[i]) ** 2).sum()
+    assert fast["err"][i] == pytest.approx(np.sqrt(rel / 7), rel=1e-9)
+
+
+def test_relative_search_positive_coefficients_only() -> None:
+    x = 2.0 ** np.arange(0, 7)
+    Y = np.array([3 + 5 / x, 9 - 5 / x])  # falls; rises towards a ceiling
+    basis = np.array([1 / x])
+    stats = basis_stats(basis)
+    weights = kernels.relative_weights(Y)
+    for use in (True, False):
+        free = kernels.relative_search(Y, weights, stats.basis, stats.valid, np.ones(1), np.zeros((1, 1), dtype=int),
+                                       np.zeros(1, dtype=int), 1, use_numba=use)
+        signed = kernels.relative_search(Y, weights, stats.basis, stats.valid, np.ones(1),
+                                         np.zeros((1, 1), dtype=int), np.zeros(1, dtype=int), 1,
+                                         positive=np.array([True]), use_numba=use)
+        by_row = kernels.relative_search(Y, weights, stats.basis, stats.valid, np.ones(1),
+                                         np.zeros((1, 1), dtype=int), np.zeros(1, dtype=int), 1,
+                                         rising=np.array([False, True]), use_numba=use)
+        assert (free["k"][:, 0] == 0).all()
+        assert signed["k"][0, 0] == 0 and signed["k"][1, 0] == -1
+        assert by_row["k"][0, 0] == 0 and by_row["k"][1, 0] == -1  # per series: the second must rise
+
+
+def test_start_table_falling_slice() -> None:
+    table = start_table(5, True, 1, (4,))
+    magnitudes = {F(int(n), int(d)) for n, d in zip(table.num, table.den, strict=True)}
+    assert {F(1, 4), F(1, 3), F(1, 2), F(2, 3), F(1), F(3, 2), F(2), F(3)} <= magnitudes
+    assert max(magnitudes) < 4 and min(magnitudes) == F(1, 5)
+    assert set(table.slices.tolist()) == {4}
+    alpha, beta = refinement_exponents(table.slices, table.num, table.den)
+    assert (alpha < 0).all() and (beta == 0).all()
+
+
+def test_refinement_numba_equals_numpy_on_strong_scaling(monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(9)
+    x = 2.0 ** np.arange(0, 7)
+    a, b, c = 10 ** rng.uniform(-1, 2, (3, 300, 1))
+    gamma = rng.choice([0.5, 1.0, 2.0], (300, 1))
+    Y = (c + a * x ** -gamma + np.where(rng.uniform(size=(300, 1)) < 0.5, 0.0, 0.01 * b * x)) * (
+        1 + rng.uniform(-0.02, 0.02, (300, 7)))
+    fast = refine_series(x, Y, RefineSettings(use_numba=True))
+    monkeypatch.setenv(kernels.NO_NUMBA_ENV, "1")
+    slow = refine_series(x, Y, RefineSettings())
+    assert fast.two_term.sum() > 50 and (fast.alpha[:, 0] < 0).sum() > 200
+    for name in ("constant", "alpha", "beta", "alpha2", "beta2"):
+        np.testing.assert_array_equal(getattr(fast, name), getattr(slow, name))
+    np.testing.assert_allclose(fast.c1, slow.c1, rtol=1e-9)
+    np.testing.assert_allclose(fast.c2, slow.c2, rtol=1e-9)

@@ -10,7 +10,7 @@ import pytest
 import pmkit
 from pmkit.constraints import Constraint
 from pmkit.experiment import ExperimentBuilder
-from pmkit.modelers.multiparam import COMBINATIONS, MultiParameterModeler, grid_line
+from pmkit.modelers.multiparam import COMBINATIONS, MultiParameterModeler, grid_line, term_combinations
 from pmkit.modelers.refining import RefiningModeler
 from pmkit.pmnf import Function
 from pmkit.series import SeriesBatch
@@ -164,3 +164,53 @@ def test_constraints_given_as_plain_sets_and_lists():
     assert {f.parameter for t in only_x.terms for f in t.factors} == {"x"}
     additive = pmkit.model(exp, constraints={"main": Constraint(groups=[{"x"}, {"y"}])})[0].function
     assert all(len(t.factors) == 1 for t in additive.terms) and len(additive.terms) == 2
+
+
+# ---------------------------------------------------------------- strong scaling: falling laws on the lines
+
+STRONG_GRID = np.array([(p, n) for p in 2.0 ** np.arange(0, 7) for n in (10.0, 20, 40, 80, 160)])
+
+
+def test_falling_laws_combine_with_growing_ones() -> None:
+    p, n = STRONG_GRID[:, 0], STRONG_GRID[:, 1]
+    values = np.array([
+        2 + 3 * n / p,                       # work n spread over p
+        3 * n / p + 5 * np.log2(p),          # ... plus a log p collective (a two-term line in p)
+        1 + 50 / p + 0.2 * n,                # additive
+        n * (2 / p + 0.1 * np.log2(p)),      # both terms of the p line multiply n
+        0.1 + 3 * n / p + 0.02 * n * p,      # falling and growing with n
+    ])
+    models = RefiningModeler().model(batch(STRONG_GRID, values, parameters=("p", "n")))
+    expected = [
+        {(("n", F(1), F(0)), ("p", F(-1), F(0)))},
+        {(("n", F(1), F(0)), ("p", F(-1), F(0))), (("p", F(0), F(1)),)},
+        {(("p", F(-1), F(0)),), (("n", F(1), F(0)),)},
+        {(("n", F(1), F(0)), ("p", F(-1), F(0))), (("n", F(1), F(0)), ("p", F(0), F(1)))},
+        {(("n", F(1), F(0)), ("p", F(-1), F(0))), (("n", F(1), F(0)), ("p", F(1), F(0)))},
+    ]
+    for m, v, want in zip(models, values, expected, strict=True):
+        assert structure(m.function) == want, str(m.function)
+        np.testing.assert_allclose(m.function.evaluate(STRONG_GRID), v, rtol=1e-8)
+
+
+def test_falling_multiparameter_laws_under_noise_predict_well() -> None:
+    rng = np.random.default_rng(5)
+    p, n = STRONG_GRID[:, 0], STRONG_GRID[:, 1]
+    a, c = 10 ** rng.uniform(-1, 1, (2, 200, 1))
+    values = (0.3 * c + a * n / p) * (1 + rng.uniform(-0.02, 0.02, (200, len(p))))
+    models = RefiningModeler().model(batch(STRONG_GRID, values, parameters=("p", "n")))
+    predicted = np.array([m.function.evaluate([256.0, 160.0]) for m in models])
+    truth = 0.3 * c[:, 0] + a[:, 0] * 160 / 256
+    assert np.mean(np.abs(predicted / truth - 1) < 0.05) > 0.95
+
+
+def test_term_combinations_expand_two_term_lines() -> None:
+    one = tuple((i, F(1), F(0)) for i in range(3))
+    assert term_combinations(one) == list(COMBINATIONS[3])
+    two = ((0, F(-1), F(0)), (0, F(0), F(1)), (1, F(1), F(0)))  # a/p + b·log2 p along p, n along n
+    combos = {frozenset(c) for c in term_combinations(two)}
+    both = frozenset({frozenset({0, 2}), frozenset({1, 2})})       # n·(a/p + b·log2 p)
+    split = frozenset({frozenset({0, 2}), frozenset({1})})         # a·n/p + b·log2 p
+    additive = frozenset({frozenset({0}), frozenset({1}), frozenset({2})})
+    assert {both, split, additive} <= combos
+    assert all(not {0, 1} <= term for c in combos for term in c)  # terms of one parameter never multiply

@@ -129,6 +129,87 @@ def test_generated_trace_equals_the_otf2_event_loop(tmp_path):
     assert _agrees_with_reference(exp, run / "traces.otf2") == 12
 
 
+MAIN = "int main(int, char**)"
+COUNTERS = {"PAPI_TOT_CYC": 3, "PAPI_L2_TCM": 1, "PAPI_BR_MSP": 2}
+"""Counts per timer tick (nanosecond) of the twin's three PAPI counters."""
+
+
+def _ping_pong(folder: Path, counters: bool) -> Path:
+    """The twin of the real ``ping-pong-otf2[-papi]`` traces: 2 ranks send 2^14 … 2^21 bytes back and forth,
+    main shown as ``int main(int, char**)``, MPI regions defined that never run; with ``counters``, three
+    PAPI counters."""
+    with TraceWriter(folder, ranks=2, display_names={"main": MAIN}, counters=COUNTERS if counters else None) as trace:
+        for unused in ("MPI_Allreduce", "MPI_Bcast", "MPI_Isend"):
+            trace.region(unused)
+        ranks = trace.rank(0), trace.rank(1)
+        for r in ranks:
+            r.enter(0.0, "main")
+            for k, name in enumerate(("MPI_Init", "MPI_Comm_size", "MPI_Comm_rank")):
+                r.region(1e-6 * (k + 1), 1e-6 * (k + 1) + 5e-7, name)
+        t = 1e-5
+        for k in range(14, 22):
+            for sender, receiver in ((0, 1), (1, 0)):
+                ranks[sender].send(t, t + 2e-6, dest=receiver, nbytes=2 ** k)
+                ranks[receiver].recv(t, t + 3e-6, source=sender, nbytes=2 ** k)
+                t += 1e-5
+        for r in ranks:
+            r.region(t, t + 1e-6, "MPI_Finalize")
+            r.leave(t + 2e-6, "main")
+    return folder
+
+
+def test_ping_pong_twin_equals_the_otf2_event_loop(tmp_path):
+    run = _ping_pong(tmp_path / "ping-pong-otf2", counters=False)
+    assert Otf2Reader().sniff(run) and Otf2Reader().sniff(run / "traces.otf2")
+    exp = pmkit.read(run)
+    assert exp.provenance.reader == "otf2"
+    assert f"{MAIN}->MPI_Send" in exp.callpaths and exp.callpaths[MAIN].mangled_name == "main"
+    assert _agrees_with_reference(exp, run / "traces.otf2") == 14
+    events = exp.events
+    sends = np.nonzero(events["kind"] == KIND["send"])[0]
+    receives = events["match"][sends]
+    # the schedule written: 2^k bytes from 0 to 1 and back, matched send by send, received after sent
+    schedule = [(sender, 1 - sender, 2.0 ** k) for k in range(14, 22) for sender in (0, 1)]
+    got = sorted(zip(events["rank"][sends].tolist(), events["rank"][receives].tolist(), events["bytes"][receives],
+                     strict=True), key=lambda row: (row[2], row[0]))
+    assert got == schedule
+    assert (events["kind"][receives] == KIND["receive"]).all()
+    assert (events["end"][receives] > events["start"][sends]).all()
+    roles = dict(zip(events.regions, zip(events.region_roles, events.region_paradigms, strict=True), strict=True))
+    assert roles["MPI_Send"] == ("POINT2POINT", "MPI") and roles["MPI_Allreduce"][0] == "COLL_ALL2ALL"
+
+
+def test_ping_pong_twin_counters_become_metrics(tmp_path):
+    exp = pmkit.read(_ping_pong(tmp_path / "ping-pong-otf2-papi", counters=True))
+    assert set(COUNTERS) <= set(exp.metric_names) and exp.metric("PAPI_TOT_CYC").unit == "#"
+    ticks = exp.locations["time"][0][:, 0, :] * 1e9  # exclusive time in timer ticks
+    for counter, rate in COUNTERS.items():
+        np.testing.assert_allclose(exp.locations[counter][0][:, 0, :], rate * ticks, rtol=1e-9, err_msg=counter)
+    inclusive = read_traces(tmp_path / "ping-pong-otf2-papi", values="inclusive")
+    main = inclusive.callpaths.index(MAIN)
+    cycles = exp.locations["PAPI_TOT_CYC"][0][:, 0, :]
+    np.testing.assert_allclose(inclusive.locations["PAPI_TOT_CYC"][0][main, 0], cycles.sum(axis=0))
+
+
+def test_counters_that_are_not_accumulated_are_named_and_left_out(tmp_path):
+    with TraceWriter(tmp_path / "run", ranks=1, counters={"PAPI_TOT_CYC": 2}, other_metrics=("power",)) as trace:
+        trace.rank(0).region(0.0, 1e-3, "main")
+    exp = pmkit.read(tmp_path / "run")
+    assert "PAPI_TOT_CYC" in exp.metric_names and "power" not in exp.metric_names
+    assert exp.values("PAPI_TOT_CYC")[0, 0] == 2 * 1e6
+    assert any("metrics power are not accumulated integer counters" in note for note in exp.provenance.notes)
+
+
+def test_ping_pong_twin_models_and_shows(tmp_path, pmkit_cli):
+    run = _ping_pong(tmp_path / "ping-pong-otf2", counters=False)
+    result = pmkit_cli("model", run, "--metric", "time")
+    assert result.returncode == 0, result.stderr
+    assert "MPI_Send" in result.stdout
+    shown = pmkit_cli("show", run, "--min-share", "0")
+    assert shown.returncode == 0, shown.stderr
+    assert "MPI_Recv" in shown.stdout
+
+
 def test_event_table_kinds_bytes_matching_and_instances(tmp_path):
     events = pmkit.read(_nonblocking_trace(tmp_path / "run")).events
     names = list(events.region_names())

@@ -8,9 +8,7 @@ files are written here by code.
 
 from __future__ import annotations
 
-import io
 import json
-import struct
 import zipfile
 from fractions import Fraction
 from pathlib import Path
@@ -27,6 +25,7 @@ from pmkit.readers.extrap_experiment import (
     function_from_json,
 )
 from pmkit.sdk import read
+from pmkit.testing.extrap_inputs import write_extrap_archive
 
 FILES = Path(__file__).parent / "extrap_files"
 REFERENCE = json.loads((FILES / "reference.json").read_text())
@@ -192,19 +191,7 @@ def test_function_single_parameter_and_constant() -> None:
 
 def _write(path: Path, data: object, arrays: list[np.ndarray] = (), *, raw_json: str | None = None) -> Path:
     """An archive laid out like Extra-P's ``write_experiment`` (JSON plus value chunk 0)."""
-    with zipfile.ZipFile(path, "w") as archive:
-        if arrays:
-            vals, offsets = io.BytesIO(), []
-            vals.write(b"Extra-P VALUES\0\0")
-            for array in arrays:
-                offsets.append(vals.tell())
-                np.lib.format.write_array(vals, array, allow_pickle=True)
-            archive.writestr("values/0.vals", vals.getvalue())
-            index = b"Extra-P INDEX\0\0\0" + struct.pack("<Q", len(offsets)) + b"".join(
-                struct.pack("<Q", o) for o in offsets)
-            archive.writestr("values/0.indx", index)
-        archive.writestr("experiment.json", raw_json if raw_json is not None else json.dumps(data))
-    return path
+    return write_extrap_archive(path, data, arrays, raw_json=raw_json)
 
 
 def _measurement(x: float, mean: float, values: list[int] | None = None) -> dict:

@@ -211,3 +211,55 @@ def test_json_flavours_agree(workdir, data):
             rows = experiment.measurements[metric][experiment.callpaths.index(callpath)]
             for row, vals in zip(rows, per_point.values(), strict=True):
                 assert row[~np.isnan(row)].tolist() == vals, name
+
+
+# -- the same fuzzing on generated twins of the SAMPLES, so it runs without the shared data ----------
+
+def _twin_files(folder: Path) -> list[Path]:
+    """One generated file per layout the SAMPLES have (``pmkit.testing.extrap_inputs``)."""
+    from pmkit.testing.extrap_inputs import Measurements, write_json, write_jsonl, write_talpas, write_text
+
+    one = Measurements.from_laws(("p",), [(1000,), (2000,), (4000,), (8000,), (16000,)],
+                                 {("met1", ""): lambda p: 4.0, ("met2", ""): lambda p: p / 1000}, seed=1)
+    two = Measurements.from_laws(("x", "y"), [(x, y) for x in (4, 8, 16) for y in (10, 20)],
+                                 {("sweep", "time"): lambda x, y: x * y, ("sweep", "visits"): lambda x, y: 5.0,
+                                  ("solve", "time"): lambda x, y: 2.0 + x}, repetitions=3, seed=2)
+    return [write_text(folder / "one_parameter_6.txt", one, points="line", region_padding=" "),
+            write_text(folder / "two_parameter.txt", two, parameter_lines="each", separator="\t"),
+            write_json(folder / "input_1.JSON", two, layout="old"), write_json(folder / "input2.json", two),
+            write_jsonl(folder / "extended2.jsonl", two, lists=True), write_talpas(folder / "talpas_7.txt", two)]
+
+
+@pytest.fixture(scope="module")
+def twin_samples(tmp_path_factory) -> list[bytes]:
+    return [path.read_bytes() for path in _twin_files(tmp_path_factory.mktemp("twins"))]
+
+
+def test_twin_samples_parse_with_their_own_reader_only(workdir, twin_samples):
+    parsed = [check_every_reader(workdir / "twin", content) for content in twin_samples]
+    # the JSON reader also takes JSON Lines (see test_readers_extrap.py)
+    assert parsed == [["extrap-text"], ["extrap-text"], ["extrap-json"], ["extrap-json"],
+                      ["extrap-json", "extrap-jsonl"], ["talpas"]]
+
+
+def _damaged(content: bytes, cuts: list[tuple[int, int, bytes]]) -> bytes:
+    """``content`` with each (start, length, replacement) applied in turn, positions taken modulo its size."""
+    out = bytearray(content)
+    for start, length, replacement in cuts:
+        at = start % (len(out) + 1)
+        out[at:at + length] = replacement
+    return bytes(out)
+
+
+@FUZZ
+@given(pick=st.integers(0, 5), cut=st.integers(0, 1 << 20))
+def test_truncated_twins(workdir, twin_samples, pick, cut):
+    content = twin_samples[pick]
+    check_every_reader(workdir / "truncated_twin", content[:cut % (len(content) + 1)])
+
+
+@FUZZ
+@given(pick=st.integers(0, 5), cuts=st.lists(st.tuples(st.integers(0, 1 << 20), st.integers(0, 8), MUTATION),
+                                             min_size=1, max_size=4))
+def test_mutated_twins(workdir, twin_samples, pick, cuts):
+    check_every_reader(workdir / "mutated_twin", _damaged(twin_samples[pick], cuts))

@@ -13,6 +13,7 @@ from pmkit.experiment import ExperimentBuilder
 from pmkit.modelers.refining import RefiningModeler
 from pmkit.modelers.search_inputs import OPTIONS
 from pmkit.models import ModelSet
+from pmkit.options import resolve_options
 from pmkit.series import SeriesBatch
 
 X = np.array([2.0, 4, 8, 16, 32])
@@ -147,7 +148,8 @@ def test_growth_is_found_under_noise() -> None:
 
 def test_options_are_declared_with_paper_defaults() -> None:
     defaults = {o.name: o.default for o in OPTIONS}
-    assert defaults == {"acceptance": 1.5, "termination": 2.0, "nonconstancy": 2.0, "measure": "mean"}
+    assert defaults == {"acceptance": 1.5, "termination": 2.0, "nonconstancy": 2.0, "measure": "mean",
+                        "falling": True}
     assert RefiningModeler.name == "refining"
 
 
@@ -306,3 +308,127 @@ def test_models_do_not_depend_on_the_magnitude_of_the_values(scale):
     assert term.factors[0].exponent == 2 and term.factors[0].log_exponent == 0
     assert term.coefficient == pytest.approx(scale, rel=1e-9)
     assert model.function.constant == pytest.approx(3 * scale, rel=1e-9)
+
+
+# ---------------------------------------------------------------- falling laws (strong scaling)
+
+STRONG = [2.0 ** np.arange(0, 7), 2.0 ** np.arange(6, 13), X]
+FALLING = [F(-1, 4), F(-1, 3), F(-1, 2), F(-2, 3), F(-1), F(-3, 2), F(-2), F(-3), F(-7, 10)]
+
+
+def function_shape(m: pmkit.Model) -> list[tuple[F, F]]:
+    return [t.exponent_of("p") for t in m.function.terms]
+
+
+@pytest.mark.parametrize("c0", [2.0, 0.0])
+def test_noise_free_falling_laws_come_back_exactly(c0: float) -> None:
+    for x in STRONG:
+        values = np.array([c0 + 2.5 * x ** float(a) for a in FALLING])
+        for alpha, m in zip(FALLING, model(x, values), strict=True):
+            assert function_shape(m) == [(alpha, F(0))], f"{m.function} for x^{alpha} on {x}"
+            assert m.function.terms[0].coefficient == pytest.approx(2.5, rel=1e-8)
+            assert m.function.constant == pytest.approx(c0, abs=1e-9 * (1 + c0))
+
+
+@pytest.mark.parametrize(("falling", "growing"), [(F(-1), (F(0), F(1))), (F(-1), (F(1), F(0))),
+                                                  (F(-1), (F(1, 2), F(0))), (F(-1, 2), (F(1), F(0))),
+                                                  (F(-2), (F(1), F(1)))])
+def test_noise_free_falling_plus_growing_laws_come_back_exactly(falling: F, growing: tuple[F, F]) -> None:
+    for x in STRONG[:2]:
+        basis = x ** float(growing[0]) * np.log2(x) ** float(growing[1])
+        values = 0.5 + 100 * (x / x[0]) ** float(falling) + 0.3 * basis / basis[-1] * 100
+        (m,) = model(x, values)
+        assert function_shape(m) == [(falling, F(0)), growing], f"{m.function} on {x}"
+        np.testing.assert_allclose(m.function.evaluate(x), values, rtol=1e-9)
+        assert m.function.terms[0].coefficient > 0 and m.function.terms[1].coefficient > 0
+
+
+def test_strong_scaling_laws_under_noise() -> None:
+    """The issue's examples: 2 + 100/p, 0.5 + 20/p, 5 + 300/p on p = 1..64 with ±2% noise."""
+    rng = np.random.default_rng(12)
+    x = STRONG[0]
+    exact = np.array([2 + 100 / x, 0.5 + 20 / x, 5 + 300 / x])
+    values = np.repeat(exact, 100, axis=0) * (1 + rng.uniform(-0.02, 0.02, (300, 7)))
+    models = model(x, values)
+    assert np.mean([function_shape(m) == [(F(-1), F(0))] for m in models]) > 0.95
+    predicted = np.array([m.function.evaluate(4 * x.max()) for m in models])
+    truth = np.repeat(exact[:, 0] * 0 + np.array([2, 0.5, 5]) + np.array([100, 20, 300]) / 256, 100)
+    assert np.median(np.abs(predicted / truth - 1)) < 0.02
+    # and a law with a turning point: 0.1 + 100/p + 0.05·p turns at p ≈ 44.7
+    from pmkit.behaviour import describe
+
+    u = (0.1 + 100 / x + 0.05 * x) * (1 + rng.uniform(-0.02, 0.02, (100, 7)))
+    turning = [describe(m.function, start=1.0).turning_point for m in model(x, u)]
+    assert np.mean([t is not None and abs(t / np.sqrt(2000) - 1) < 0.2 for t in turning]) > 0.9
+
+
+def test_noisy_constants_stay_constant_with_falling_laws() -> None:
+    rng = np.random.default_rng(21)
+    for x in STRONG:
+        level = 10 ** rng.uniform(-2, 3, 1000)
+        values = level[:, None] * (1 + rng.uniform(-0.02, 0.02, (1000, len(x))))
+        assert np.mean([m.function.is_constant for m in model(x, values)]) >= 0.98
+
+
+def test_falling_never_is_the_growing_search() -> None:
+    x = STRONG[0]
+    (m,) = model(x, 2 + 100 / x, falling=False)
+    assert all(t.exponent_of("p")[0] >= 0 for t in m.function.terms)
+    assert m.function.terms[0].coefficient < 0  # the old reading: c0 - c·log2(p) or so
+    # the SDK resolves option text once (pmkit.options.resolve_options); modelers get the values
+    (m,) = model(x, 2 + 100 / x, **resolve_options(OPTIONS, {"falling": "true"}, "modeler refining"))
+    assert function_shape(m) == [(F(-1), F(0))]
+    with pytest.raises(pmkit.UsageError):
+        resolve_options(OPTIONS, {"falling": "sometimes"}, "modeler refining")
+
+
+def test_falling_laws_need_positive_parameters_and_values() -> None:
+    # at x = 0 a falling term is infinite; negative values cannot fall towards a positive constant
+    zero = np.array([0.0, 1, 2, 4, 8, 16])
+    (m,) = model(zero, 2 + 0 * zero + np.array([9, 6, 4, 3, 2.5, 2.2]))
+    assert all(t.exponent_of("p")[0] >= 0 for t in m.function.terms)
+    x = STRONG[0]
+    (m,) = model(x, -(2 + 100 / x))
+    assert all(t.exponent_of("p")[0] >= 0 for t in m.function.terms)
+
+
+def test_five_points_give_no_two_term_law() -> None:
+    """Three coefficients need six points (PAIR_MIN_POINTS): with five, a one-term law or a constant."""
+    x = X
+    (m,) = model(x, 0.1 + 100 / x + 0.5 * x)
+    assert len(m.function.terms) <= 1
+
+
+def test_a_two_term_law_with_an_outlier() -> None:
+    x = 2.0 ** np.arange(0, 9)
+    values = 0.2 + 100 / x + 0.3 * np.log2(x)
+    values[3] *= 1.8
+    (m,) = model(x, values)
+    assert function_shape(m) == [(F(-1), F(0)), (F(0), F(1))]
+    assert any("p=8 was left out as an outlier" in n for n in m.notes)
+
+
+def test_non_negative_values_get_laws_that_stay_non_negative() -> None:
+    """Falling values were read as c0 - c·log2(p), negative beyond the data; now as a falling law."""
+    from pmkit.behaviour import describe
+
+    rng = np.random.default_rng(2)
+    x = STRONG[0]
+    values = (10 - 1.4 * np.log2(x)) * (1 + rng.uniform(-0.02, 0.02, (50, 7)))
+    for m in model(x, values):
+        assert all(t.coefficient > 0 for t in m.function.terms), str(m.function)
+        assert describe(m.function, start=1.0).negative_from is None
+    (old,) = model(x, values[:1], falling=False)
+    assert describe(old.function, start=1.0).negative_from is not None  # the growing search's reading
+
+
+def test_a_cold_start_is_an_outlier_not_a_falling_term() -> None:
+    """A first point far above a line is left out, not explained by a steep falling term that
+    vanishes by the second point (mm-single's cold starts)."""
+    x = np.array([1.0, 10, 25, 50, 100, 250, 500, 1000, 2000])
+    rng = np.random.default_rng(4)
+    values = (1.06 + 0.0028 * x) * (1 + rng.uniform(-0.01, 0.01, 9))
+    values[0] = 1.6
+    (m,) = model(x, values)
+    assert function_shape(m) == [(F(1), F(0))], str(m.function)
+    assert any("p=1 was left out as an outlier" in n for n in m.notes)

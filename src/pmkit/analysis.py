@@ -120,19 +120,44 @@ class ContributedTable:
 
     ``rows`` hold text or numbers; a number in a column with a ``units`` entry is shown with that
     unit.  Every view renders it after the ranking, and the JSON document lists it under ``tables``.
+    ``keys`` name the columns for scripts (the JSON then also has ``records``, one object per row
+    keyed by them); ``notes`` are lines shown under the table; ``data`` is the plugin's own JSON
+    document behind the table, copied to the JSON output as it is.
     """
 
     title: str
     columns: tuple[str, ...]
     rows: tuple[tuple[str | float, ...], ...]
     units: tuple[str, ...] = ()
+    keys: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    data: Mapping[str, Any] | None = None
 
     def unit(self, column: int) -> str:
         return self.units[column] if column < len(self.units) else ""
 
     def to_json(self) -> dict[str, object]:
-        return {"title": self.title, "columns": list(self.columns), "units": list(self.units),
-                "rows": [list(row) for row in self.rows]}
+        out: dict[str, object] = {"title": self.title, "columns": list(self.columns), "units": list(self.units),
+                                  "rows": [list(row) for row in self.rows]}
+        if self.keys:
+            out["records"] = [dict(zip(self.keys, row, strict=False)) for row in self.rows]
+        if self.notes:
+            out["notes"] = list(self.notes)
+        if self.data is not None:
+            out["data"] = dict(self.data)
+        return out
+
+
+@dataclass(frozen=True)
+class PredictedTotal:
+    """The predicted total of the analysed metric at the target, from a modeler that predicts the
+    whole program (APMT's ``T_app``) rather than the sum of the call paths' models; ``by`` says how."""
+
+    value: float
+    by: str
+
+    def to_json(self) -> dict[str, object]:
+        return {"value": self.value, "by": self.by}
 
 
 @dataclass
@@ -141,7 +166,9 @@ class InputAnalysis:
 
     ``findings`` are the detectors' and the prior's, worst first; None when no detector ran and no
     prior checked the data (the views then show no findings panel).  ``detail`` is the call path
-    asked for, if any.
+    asked for, if any.  ``tables`` and ``total`` come from a model set that follows
+    :class:`pmkit.hookspecs.ContributesToAnalysis` (``total`` None: the views show the sum of the
+    call paths' predictions).
     """
 
     source: str
@@ -152,6 +179,14 @@ class InputAnalysis:
     detail: CallpathDetail | None = None
     prior: PriorOutcome | None = None
     tables: list[ContributedTable] = field(default_factory=list)
+    total: PredictedTotal | None = None
+
+    @property
+    def predicted_total(self) -> tuple[float, str]:
+        """The total the header shows at the target, and where it comes from."""
+        if self.total is not None:
+            return self.total.value, self.total.by
+        return self.report.total_predicted, "sum of the call paths"
 
     @property
     def metric(self) -> str:

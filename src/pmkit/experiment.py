@@ -23,6 +23,7 @@ from pmkit.errors import InputError
 
 if TYPE_CHECKING:
     from pmkit.models import ModelSet
+    from pmkit.timeline import Timeline
 
 CALLPATH_SEPARATOR = "->"
 
@@ -215,7 +216,8 @@ class Experiment:
     came with the input (the model sets of an Extra-P ``.extra-p`` file), by model-set name, so
     that they can be shown and compared beside pmkit's own.  ``callpaths`` is a :class:`CallTree`
     of :class:`Callpath` objects (``callpaths.paths()`` gives the strings), whose positions index
-    the first axis of every measurement array.
+    the first axis of every measurement array.  ``timeline`` (from ``perf stat``) holds the samples
+    behind the values: per interval and location, for plots.
     """
 
     parameters: tuple[str, ...]
@@ -227,6 +229,7 @@ class Experiment:
     provenance: Provenance = field(default_factory=Provenance)
     events: EventTable | None = None
     stored_models: dict[str, ModelSet] = field(default_factory=dict)
+    timeline: Timeline | None = None
 
     def __post_init__(self) -> None:
         self.parameters = tuple(self.parameters)

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 import pluggy
 
 if TYPE_CHECKING:
+    from pmkit.analysis import ContributedTable
     from pmkit.constraints import Constraint
     from pmkit.experiment import Experiment
     from pmkit.findings import Finding
@@ -107,6 +108,23 @@ class ChecksContradictions(Protocol):
 
     def contradictions(self, experiment: Experiment, constrained: ModelSet, unconstrained: ModelSet,
                        constraints: Mapping[str, Constraint]) -> list[Finding]: ...
+
+
+@runtime_checkable
+class ContributesToAnalysis(Protocol):
+    """A model set that has more to show than its models (optional for a modeler's :class:`ModelSet`).
+
+    ``analysis_tables(metric, target)`` returns :class:`~pmkit.analysis.ContributedTable` objects
+    that every view of :func:`pmkit.sdk.analyse` renders after the ranking and the JSON output lists
+    under ``tables``; ``predicted_total(metric, target)`` returns the modeler's own prediction of
+    the metric's total at ``target`` (in the metric's unit) with a short text saying how, or None
+    — the header then shows it instead of the sum of the call paths' models (APMT's ``T_app``).
+    ``target`` maps every parameter to its value.
+    """
+
+    def analysis_tables(self, metric: str, target: Mapping[str, float]) -> Sequence[ContributedTable]: ...
+
+    def predicted_total(self, metric: str, target: Mapping[str, float]) -> tuple[float, str] | None: ...
 
 
 @runtime_checkable

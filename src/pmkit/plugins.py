@@ -45,12 +45,14 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "pmkit.readers.extrap_text",
     "pmkit.readers.extrap_json",
     "pmkit.readers.talpas",
+    "pmkit.readers.perf_stat",
     "pmkit.readers.cube",
     "pmkit.readers.otf2_trace",
     "pmkit.priors.taint",
     "pmkit.readers.extrap_experiment",
     "pmkit.modelers.refining",
     "pmkit.modelers.multiparam",
+    "pmkit.modelers.apmt",
     "pmkit.modelers.perprocess",
     "pmkit.detectors.imbalance",
     "pmkit.detectors.kluge",
@@ -59,6 +61,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
 
 READER_PRECEDENCE: tuple[str, ...] = (
     "extrap-experiment",
+    "perf-stat",
     "cube",
     "otf2",
     "extrap-json",
@@ -68,9 +71,11 @@ READER_PRECEDENCE: tuple[str, ...] = (
 )
 """The order in which the built-in readers sniff an input; the first that recognises it reads it.
 
-Containers first, recognised by their structure (a zip holding ``experiment.json``; a ``.cubex``
-file or a folder of Cube runs; an OTF2 anchor ``*.otf2``, a run folder holding one or a folder of
-such runs), then text formats from the strictest check to the loosest (a JSON
+Containers first, recognised by their structure (a zip holding ``experiment.json``; perf stat
+output — a file whose first counter line parses as one of perf's layouts, or a folder or manifest
+of such runs — before the Cube reader, whose folder check takes any folder with a manifest; a
+``.cubex`` file or a folder of Cube runs; an OTF2 anchor ``*.otf2``, a run folder holding one or a
+folder of such runs), then text formats from the strictest check to the loosest (a JSON
 object naming Extra-P's keys, JSON Lines records, Talpas records, and last Extra-P text, whose
 check is only its first keyword).  A built-in reader missing here sniffs after these (a test
 fails until it is placed); third-party readers always sniff after every built-in, by package and

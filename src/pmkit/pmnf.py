@@ -260,6 +260,56 @@ class Function:
         best = max(range(len(values)), key=lambda k: (abs(values[k]) if math.isfinite(values[k]) else -1.0))
         return self.terms[best]
 
+    def along(self, parameter: str, fixed: Mapping[str, float] | None = None) -> Function:
+        """The one-parameter function of ``parameter`` with every other parameter fixed at ``fixed``.
+
+        Factors of the other parameters are evaluated into the coefficients, terms without
+        ``parameter`` into the constant, so ``(2 + 3·p·n).along("p", {"n": 10})`` is ``2 + 30·p``.
+        """
+        if parameter not in self.parameters:
+            raise ValueError(f"no parameter {parameter!r}; the function has {list(self.parameters)}")
+        fixed = dict(fixed or {})
+        missing = [p for p in self.parameters if p != parameter and p not in fixed]
+        if missing and any(f.parameter in missing for t in self.terms for f in t.factors):
+            raise ValueError(f"along({parameter!r}) needs values for {missing}")
+        constant = self.constant
+        terms = []
+        for term in self.terms:
+            coefficient = term.coefficient
+            kept = []
+            for factor in term.factors:
+                if factor.parameter == parameter:
+                    kept.append(factor)
+                else:
+                    coefficient *= float(factor.evaluate(np.array([fixed[factor.parameter]], dtype=float))[0])
+            if kept:
+                terms.append(Term(coefficient, tuple(kept)))
+            else:
+                constant += coefficient
+        return Function((parameter,), constant, tuple(terms))
+
+    def derivative(self, parameter: str) -> Function:
+        """``∂f/∂parameter`` as a PMNF function (over the same parameters).
+
+        ``d(x^a·log2(x)^b)/dx = a·x^(a-1)·log2(x)^b + (b / ln 2)·x^(a-1)·log2(x)^(b-1)``.
+        """
+        if parameter not in self.parameters:
+            raise ValueError(f"no parameter {parameter!r}; the function has {list(self.parameters)}")
+        terms = []
+        for term in self.terms:
+            own = [f for f in term.factors if f.parameter == parameter]
+            if not own or term.coefficient == 0:
+                continue
+            (factor,) = own
+            others = tuple(f for f in term.factors if f.parameter != parameter)
+            a, b = factor.exponent, factor.log_exponent
+            if a != 0:
+                terms.append(Term(term.coefficient * float(a), (*others, Factor(parameter, a - 1, b))))
+            if b != 0:
+                terms.append(Term(term.coefficient * float(b) / math.log(2.0),
+                                  (*others, Factor(parameter, a - 1, b - 1))))
+        return Function(self.parameters, 0.0, tuple(terms))
+
     def extrap_text(self, digits: int = 10) -> str:
         """Extra-P's notation: ``3.1 + 0.02 * p^(1) * log2(p)^(1)``."""
         text = _number_text(self.constant, digits)

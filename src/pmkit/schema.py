@@ -46,7 +46,7 @@ def show_document(analysis: Analysis) -> dict[str, Any]:
     document = _document(parameters, entries, [r.source for r in analysis.inputs], analysis.skipped, findings)
     document["show"] = [{"source": r.source, **r.report.prediction_document(),
                          **({"detail": r.detail.to_json()} if r.detail is not None else {}),
-                         "tables": [t.to_json() for t in r.tables]} for r in analysis.inputs]
+                         "total": _total(r), "tables": [t.to_json() for t in r.tables]} for r in analysis.inputs]
     return finite_json(document)
 
 
@@ -74,6 +74,12 @@ def compare_document(comparison: Comparison, *, min_share: float = 0.01, top: in
         document["detail"] = {side: None if d is None else d.to_json()
                               for side, d in zip("ab", comparison.details, strict=True)}
     return finite_json(document)
+
+
+def _total(result: InputAnalysis) -> dict[str, Any]:
+    """The header's totals: measured now, predicted at the target, and by what."""
+    predicted, by = result.predicted_total
+    return {"measured": result.report.total_measured, "predicted": predicted, "by": by}
 
 
 def _model_entry(source: str, model: Model) -> dict[str, Any]:

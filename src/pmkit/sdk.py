@@ -21,11 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from pmkit import executors, progress
-from pmkit.analysis import Analysis, InputAnalysis, Inputs, LoadedPrior, PriorOutcome
+from pmkit.analysis import Analysis, InputAnalysis, Inputs, LoadedPrior, PredictedTotal, PriorOutcome
 from pmkit.constraints import Constraint
 from pmkit.errors import InputError, PluginError, UsageError, input_problem
 from pmkit.experiment import MEASURES, Experiment
 from pmkit.findings import Finding
+from pmkit.hookspecs import ContributesToAnalysis
 from pmkit.models import ModelSet
 from pmkit.options import resolve_options, route_options
 from pmkit.plugins import Guarded, PluginWarning, Registration, Registry, call, get_registry, returned, sniff
@@ -317,7 +318,12 @@ def _analyse(inputs: Any, metric: str | None, target: Mapping[str, float] | None
         report = scaling_report(experiment, fitted, chosen, target, measure,
                                 outcome.constraints if outcome is not None else None)
         focus = detail(report, callpath) if callpath else None
-        results.append(InputAnalysis(source, experiment, fitted, report, findings, focus, outcome))
+        result = InputAnalysis(source, experiment, fitted, report, findings, focus, outcome)
+        if isinstance(fitted, ContributesToAnalysis):
+            result.tables = list(fitted.analysis_tables(chosen, report.target))
+            total = fitted.predicted_total(chosen, report.target)
+            result.total = PredictedTotal(*total) if total is not None else None
+        results.append(result)
     return Analysis(results, read.skipped)
 
 

@@ -15,7 +15,10 @@ from extrap.modelers.model_generator import ModelGenerator
 
 import pmkit
 from conftest import EXTRAP_FILES
-from pmkit_extrap import register, to_pmkit, to_pmkit_function
+from pmkit.behaviour import describe
+from pmkit.experiment import ExperimentBuilder
+from pmkit_extrap import register, to_extrap, to_pmkit, to_pmkit_function
+from pmkit_extrap.cli import main
 
 
 def test_every_pmkit_modeler_is_registered_in_both_registries(registry) -> None:
@@ -74,3 +77,58 @@ def test_installed_default_modeler_runs_inside_extrap() -> None:
     generator.model_all()
     assert len(generator.models) == len(experiment.measurements)
     assert all(np.isfinite(m.hypothesis.function.evaluate((64.0,))) for m in generator.models.values())
+
+
+def _strong_scaling_study() -> pmkit.Experiment:
+    """p = 1..64 with ±2% noise: a kernel falling as 1/p, one turning up again at p ≈ 45, a growing one."""
+    rng = np.random.default_rng(3)
+    laws = {"main": lambda p: 2 + 100 / p, "main->solve": lambda p: 0.1 + 100 / p + 0.05 * p,
+            "main->init": lambda p: 1 + 0.2 * p}
+    builder = ExperimentBuilder(["p"])
+    for p in (1, 2, 4, 8, 16, 32, 64):
+        for callpath, law in laws.items():
+            builder.add_values(callpath, "time", [float(p)], list(law(p) * (1 + rng.uniform(-0.02, 0.02, 3))))
+    return builder.build()
+
+
+def _exponents(generator: ModelGenerator) -> dict[str, list[Fraction]]:
+    return {callpath.name: [f.exponent for t in to_pmkit_function(model.hypothesis.function, ("p",)).terms
+                            for f in t.factors]
+            for (callpath, _), model in generator.models.items()}
+
+
+def test_falling_laws_in_extrap_through_the_modeler_option(registry) -> None:
+    """pmkit's falling-law search is the pmkit-refining modeler's ``falling`` option in Extra-P (on by default)."""
+    if "refining" not in registry.names("modeler"):
+        pytest.skip("pmkit's refining modeler is not registered in this pmkit")
+    register(registry)
+    experiment = to_extrap(_strong_scaling_study())
+    generator = ModelGenerator(experiment, modeler="pmkit-refining", name="pmkit")
+    assert generator.modeler.falling is True
+    assert "falling" in {o.field for o in generator.modeler.options_iter()}
+    generator.model_all()
+    exponents = _exponents(generator)
+    assert exponents["main"] == [Fraction(-1)]
+    assert exponents["main->solve"] == [Fraction(-1), Fraction(1)]
+    assert exponents["main->init"] == [Fraction(1)]
+    solve = next(m for (cp, _), m in generator.models.items() if cp.name == "main->solve")
+    turning = describe(to_pmkit_function(solve.hypothesis.function, ("p",)), start=1.0).turning_point
+    assert turning == pytest.approx(np.sqrt(100 / 0.05), rel=0.2)
+
+    growing_only = ModelGenerator(experiment, modeler="pmkit-refining", name="growing")
+    growing_only.modeler.falling = False
+    growing_only.model_all()
+    assert all(e >= 0 for values in _exponents(growing_only).values() for e in values)
+
+
+def test_falling_option_from_extrap_command_line(tmp_path: Path, registry, capsys) -> None:
+    if "refining" not in registry.names("modeler"):
+        pytest.skip("pmkit's refining modeler is not registered in this pmkit")
+    path = tmp_path / "strong.txt"
+    rows = [f"DATA {' '.join(f'{(2 + 100 / p) * f:.6g}' for f in (0.99, 1.0, 1.01))}" for p in (1, 2, 4, 8, 16, 32, 64)]
+    path.write_text("PARAMETER p\nPOINTS 1 2 4 8 16 32 64\nREGION main\nMETRIC time\n" + "\n".join(rows) + "\n")
+    main(["--text", str(path), "--modeler", "pmkit-refining", "--disable-progress", "--print", "functions"])
+    assert "p^(-1)" in capsys.readouterr().out
+    main(["--text", str(path), "--modeler", "pmkit-refining", "--options", "falling=False", "--disable-progress",
+          "--print", "functions"])
+    assert "p^(-1)" not in capsys.readouterr().out

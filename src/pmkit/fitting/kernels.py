@@ -1,14 +1,15 @@
 """The hot loops of the refining search, compiled with numba and mirrored in plain numpy.
 
-``relative_search`` fits hypotheses by relative (``1/y²``-weighted) least squares and keeps, per
-series and slice, the one with the smallest penalised error — over the shared start table or over
-each series' own mediants.  ``fit_table`` fits, for every series, the hypotheses named in its row of
-an index table by ordinary least squares (shared basis rows, closed form) and returns RSS, SMAPE and
-leave-one-out SMAPE tables: the final coefficients and the non-constancy test.  ``refine_step``
-takes one Stern–Brocot step for every active series and slice and applies the termination
-threshold of paper 000 §3.3 (rules stated in :mod:`pmkit.fitting.sternbrocot`).  All exist
-twice: a numba loop (``cache=True``, compiled on first use, numba imported lazily so ``pmkit --help``
-stays light) and a numpy version that is the reference and the fallback.  ``PMKIT_NO_NUMBA=1`` forces the numpy path.
+``relative_search`` fits hypotheses by relative (``1/y²``-weighted) least squares and keeps, per series
+and slice, the one with the smallest penalised error — over the shared start table or over each series'
+own mediants. ``pair_search`` does the same for two-term hypotheses ``c0 + a·f + b·g`` (a falling and a
+growing term, both coefficients positive). ``fit_table`` fits, for every series, the hypotheses named in
+its row of an index table by ordinary least squares (shared basis rows, closed form) and returns RSS,
+SMAPE and leave-one-out SMAPE tables: the final coefficients and the non-constancy test. ``refine_step``
+takes one Stern–Brocot step for every active series and slice and applies the termination threshold of
+paper 000 §3.3 (rules stated in :mod:`pmkit.fitting.sternbrocot`). All exist twice: a numba loop
+(``cache=True``, compiled on first use, numba imported lazily so ``pmkit --help`` stays light) and a
+numpy version that is the reference and the fallback. ``PMKIT_NO_NUMBA=1`` forces the numpy path.
 """
 
 from __future__ import annotations
@@ -19,13 +20,16 @@ from typing import Any
 
 import numpy as np
 
-from pmkit.fitting.leastsquares import DEGENERATE, loo_predictions, smape
+from pmkit.fitting.leastsquares import DEGENERATE, loo_predictions, rowwise, smape
 
 NO_NUMBA_ENV = "PMKIT_NO_NUMBA"
-SLICES = 4
-"""Slices of the (α, β) plane: β = 0, 1, 2 (α varies) and α = 0 (β varies)."""
+SLICES = 5
+"""Slices of the (α, β) plane: β = 0, 1, 2 (α varies), α = 0 (β varies) and β = 0 with α < 0 (falling laws,
+searched by the magnitude of α)."""
 FLAT_BASIS = 1e-20
 """A basis whose weighted spread is below this share of its weighted square is (numerically) constant."""
+PAIR_DEGENERATE = 1e-10
+"""Two basis rows whose weighted correlation leaves less than this share of ``Σf²·Σg²`` are collinear."""
 RELATIVE_FLOOR = 1e-6
 """Relative weights treat ``|y|`` below this share of the series' largest ``|y|`` as that share (zeros)."""
 
@@ -163,8 +167,8 @@ def fit_table(Y: np.ndarray, basis: np.ndarray, weights: np.ndarray, leverage: n
 # relative_search
 
 
-def _relative_search_loop(Y, W, B, valid, pen2, idx, shared, slot_of, best_k, best_crit, best_err, raw_k,
-                          raw_rel):
+def _relative_search_loop(Y, W, B, valid, positive, rising, pen2, idx, shared, slot_of, best_k, best_crit,
+                          best_err, raw_k, raw_rel):
     n_series, n = Y.shape
     k_cols = idx.shape[1]
     for i in range(n_series):
@@ -193,6 +197,8 @@ def _relative_search_loop(Y, W, B, valid, pen2, idx, shared, slot_of, best_k, be
             if not sbb > FLAT_BASIS * (sbb + sw * bbar * bbar):
                 continue
             c1 = sby / sbb
+            if (positive[h] or rising[i]) and not c1 > 0.0:
+                continue
             c0 = ybar - c1 * bbar
             rel = 0.0
             for j in range(n):
@@ -211,8 +217,8 @@ def _relative_search_loop(Y, W, B, valid, pen2, idx, shared, slot_of, best_k, be
                 raw_k[i, s] = k
 
 
-def _relative_search_numpy(Y, W, B, valid, pen2, idx, shared, slot_of, best_k, best_crit, best_err, raw_k,
-                           raw_rel):
+def _relative_search_numpy(Y, W, B, valid, positive, rising, pen2, idx, shared, slot_of, best_k, best_crit,
+                           best_err, raw_k, raw_rel):
     n = Y.shape[1]
     sw = W.sum(axis=1)
     ybar = (W * Y).sum(axis=1) / sw
@@ -228,6 +234,7 @@ def _relative_search_numpy(Y, W, B, valid, pen2, idx, shared, slot_of, best_k, b
             sby = (W * d * (Y - ybar[:, None])).sum(axis=1)
             ok &= sbb > FLAT_BASIS * (sbb + sw * bbar * bbar)
             c1 = sby / np.where(ok, sbb, 1.0)
+            ok &= ~(positive[hh] | rising) | (c1 > 0)
             c0 = ybar - c1 * bbar
             r = Y - c0[:, None] - c1[:, None] * b
             rel = (W * r * r).sum(axis=1)
@@ -253,17 +260,18 @@ def relative_weights(Y: np.ndarray) -> np.ndarray:
 
 
 def relative_search(Y: np.ndarray, weights: np.ndarray, basis: np.ndarray, valid: np.ndarray, pen2: np.ndarray,
-                    idx: np.ndarray, slot_of: np.ndarray, slots: int, *,
-                    use_numba: bool | None = None) -> dict[str, np.ndarray]:
+                    idx: np.ndarray, slot_of: np.ndarray, slots: int, *, positive: np.ndarray | None = None,
+                    rising: np.ndarray | None = None, use_numba: bool | None = None) -> dict[str, np.ndarray]:
     """Fit ``c0 + c1·basis[h]`` to every row of ``Y`` by relative least squares; keep the best per slot.
 
-    Each hypothesis ``h`` is fitted with weights ``1/y²`` (``weights``, from :func:`relative_weights`),
-    so its error ``rel = Σ ((y - p) / y)²`` is the sum of squared relative residuals; its criterion is
-    ``rel · pen2[h]``.  ``idx`` is (1 × K) for hypotheses shared by every series or (series × K), -1
-    for none; column ``k`` competes in slot ``slot_of[k]``.  Returns (series × slots) arrays: ``k``,
-    ``crit`` and ``err`` (RMS relative error ``sqrt(rel / n)``) of the column with the smallest
-    criterion, and ``raw_k``, ``raw_err`` of the column with the smallest error; -1 and inf where a
-    slot has no valid hypothesis.
+    Each hypothesis ``h`` is fitted with weights ``1/y²`` (``weights``, from
+    :func:`relative_weights`), so its error ``rel = Σ ((y - p) / y)²`` is the sum of squared
+    relative residuals; its criterion is ``rel · pen2[h]``. Where ``positive[h]`` (default: nowhere)
+    the fit counts only with ``c1 > 0`` (a falling term ``c1·x^(-γ)`` must fall). ``idx`` is (1 × K)
+    for hypotheses shared by every series or (series × K), -1 for none; column ``k`` competes in
+    slot ``slot_of[k]``. Returns (series × slots) arrays: ``k``, ``crit`` and ``err`` (RMS relative
+    error ``sqrt(rel / n)``) of the column with the smallest criterion, and ``raw_k``, ``raw_err``
+    of the column with the smallest error; -1 and inf where a slot has no valid hypothesis.
     """
     Y = np.ascontiguousarray(Y, dtype=np.float64)
     idx = np.ascontiguousarray(idx, dtype=np.int64)
@@ -271,8 +279,13 @@ def relative_search(Y: np.ndarray, weights: np.ndarray, basis: np.ndarray, valid
     out = {"k": np.full((count, slots), -1, dtype=np.int64), "crit": np.full((count, slots), np.inf),
            "err": np.full((count, slots), np.inf), "raw_k": np.full((count, slots), -1, dtype=np.int64),
            "raw_err": np.full((count, slots), np.inf)}
+    if positive is None:
+        positive = np.zeros(len(valid), dtype=bool)
+    if rising is None:
+        rising = np.zeros(count, dtype=bool)
     args = (Y, np.ascontiguousarray(weights, dtype=np.float64), np.ascontiguousarray(basis, dtype=np.float64),
-            np.ascontiguousarray(valid, dtype=np.bool_), np.ascontiguousarray(pen2, dtype=np.float64), idx,
+            np.ascontiguousarray(valid, dtype=np.bool_), np.ascontiguousarray(positive, dtype=np.bool_),
+            np.ascontiguousarray(rising, dtype=np.bool_), np.ascontiguousarray(pen2, dtype=np.float64), idx,
             bool(idx.shape[0] == 1 and count != 1), np.ascontiguousarray(slot_of, dtype=np.int64),
             out["k"], out["crit"], out["err"], out["raw_k"], out["raw_err"])
     if use_numba is None:
@@ -286,10 +299,165 @@ def relative_search(Y: np.ndarray, weights: np.ndarray, basis: np.ndarray, valid
 
 
 # ---------------------------------------------------------------------------------------------
+# pair_search
+
+
+def _pair_search_loop(Y, W, B, valid, first, second, pen2, best_k, best_crit, best_err):
+    n_series, n = Y.shape
+    rows = B.shape[0]
+    mean = np.empty(rows)
+    srr = np.empty(rows)
+    sry = np.empty(rows)
+    for i in range(n_series):
+        sw = 0.0
+        swy = 0.0
+        for j in range(n):
+            sw += W[i, j]
+            swy += W[i, j] * Y[i, j]
+        ybar = swy / sw
+        syy = 0.0
+        for j in range(n):
+            dy = Y[i, j] - ybar
+            syy += W[i, j] * dy * dy
+        # per basis row once: weighted mean, spread and covariance with y
+        for r in range(rows):
+            if not valid[r]:
+                continue
+            m = 0.0
+            for j in range(n):
+                m += W[i, j] * B[r, j]
+            m /= sw
+            a = 0.0
+            c = 0.0
+            for j in range(n):
+                d = B[r, j] - m
+                a += W[i, j] * d * d
+                c += W[i, j] * d * (Y[i, j] - ybar)
+            mean[r] = m
+            srr[r] = a
+            sry[r] = c
+        for k in range(first.shape[0]):
+            f = first[k]
+            g = second[k]
+            if not (valid[f] and valid[g]):
+                continue
+            sfg = 0.0
+            for j in range(n):
+                sfg += W[i, j] * (B[f, j] - mean[f]) * (B[g, j] - mean[g])
+            sff = srr[f]
+            sgg = srr[g]
+            det = sff * sgg - sfg * sfg
+            if not det > PAIR_DEGENERATE * sff * sgg:
+                continue
+            a = (sgg * sry[f] - sfg * sry[g]) / det
+            b = (sff * sry[g] - sfg * sry[f]) / det
+            if not (a > 0.0 and b > 0.0):
+                continue
+            # the fit's weighted residual sum of squares, Σw·dy² - a·Σw·df·dy - b·Σw·dg·dy (rounding
+            # can take it below 0 for an exact fit; the winner's is recomputed from its residuals)
+            rel = max(syy - a * sry[f] - b * sry[g], 0.0)
+            crit = rel * pen2[k]
+            if crit < best_crit[i]:
+                best_crit[i] = crit
+                best_err[i] = rel
+                best_k[i] = k
+        k = best_k[i]
+        if k >= 0:
+            f = first[k]
+            g = second[k]
+            sfg = 0.0
+            for j in range(n):
+                sfg += W[i, j] * (B[f, j] - mean[f]) * (B[g, j] - mean[g])
+            det = srr[f] * srr[g] - sfg * sfg
+            a = (srr[g] * sry[f] - sfg * sry[g]) / det
+            b = (srr[f] * sry[g] - sfg * sry[f]) / det
+            c0 = ybar - a * mean[f] - b * mean[g]
+            rel = 0.0
+            for j in range(n):
+                r = Y[i, j] - c0 - a * B[f, j] - b * B[g, j]
+                rel += W[i, j] * r * r
+            best_crit[i] = rel * pen2[k]
+            best_err[i] = np.sqrt(rel / n)
+
+
+def _pair_search_numpy(Y, W, B, valid, first, second, pen2, best_k, best_crit, best_err):
+    n = Y.shape[1]
+    sw = W.sum(axis=1)
+    ybar = (W * Y).sum(axis=1) / sw
+    dy = Y - ybar[:, None]
+    syy = (W * dy * dy).sum(axis=1)
+    mean = rowwise(W, B) / sw[:, None]                              # series × rows (per row: see rowwise)
+    centred = B[None, :, :] - mean[:, :, None]                     # series × rows × points
+    srr = np.einsum("sn,srn,srn->sr", W, centred, centred)
+    sry = np.einsum("sn,srn,sn->sr", W, centred, dy)
+    for k in range(first.shape[0]):
+        f, g = first[k], second[k]
+        if not (valid[f] and valid[g]):
+            continue
+        with np.errstate(all="ignore"):
+            sfg = (W * centred[:, f] * centred[:, g]).sum(axis=1)
+            sff, sgg = srr[:, f], srr[:, g]
+            det = sff * sgg - sfg * sfg
+            ok = det > PAIR_DEGENERATE * sff * sgg
+            safe = np.where(ok, det, 1.0)
+            a = (sgg * sry[:, f] - sfg * sry[:, g]) / safe
+            b = (sff * sry[:, g] - sfg * sry[:, f]) / safe
+            ok &= (a > 0) & (b > 0)
+            rel = np.maximum(syy - a * sry[:, f] - b * sry[:, g], 0.0)
+            crit = rel * pen2[k]
+        better = ok & (crit < best_crit)
+        best_crit[better] = crit[better]
+        best_k[better] = k
+    rows = np.flatnonzero(best_k >= 0)
+    if rows.size:
+        k = best_k[rows]
+        f, g = first[k], second[k]
+        cf, cg = centred[rows, f], centred[rows, g]
+        w = W[rows]
+        sfg = (w * cf * cg).sum(axis=1)
+        sff, sgg = srr[rows, f], srr[rows, g]
+        det = sff * sgg - sfg * sfg
+        a = (sgg * sry[rows, f] - sfg * sry[rows, g]) / det
+        b = (sff * sry[rows, g] - sfg * sry[rows, f]) / det
+        r = dy[rows] - a[:, None] * cf - b[:, None] * cg
+        rel = (w * r * r).sum(axis=1)
+        best_crit[rows] = rel * pen2[k]
+        best_err[rows] = np.sqrt(rel / n)
+
+
+def pair_search(Y: np.ndarray, weights: np.ndarray, basis: np.ndarray, valid: np.ndarray, first: np.ndarray,
+                second: np.ndarray, pen2: np.ndarray, *, use_numba: bool | None = None) -> dict[str, np.ndarray]:
+    """Fit ``c0 + a·basis[first[k]] + b·basis[second[k]]`` to every row of ``Y`` for each pair ``k``, by
+    relative least squares, and keep per row the pair with the smallest ``rel · pen2[k]``.
+
+    Only fits with ``a > 0`` and ``b > 0`` count: a falling term that falls and a growing term that
+    grows (the two-term strong-scaling laws).  Each basis row's weighted mean, spread and covariance
+    with ``y`` are computed once per series, so a pair costs one pass over the points (its
+    cross-product) and its error follows in closed form; the winner's error is recomputed from its
+    residuals.  Returns per row ``k`` (-1 where no pair counts),
+    ``crit`` and ``err`` (RMS relative error), as :func:`relative_search` does per slot.
+    """
+    Y = np.ascontiguousarray(Y, dtype=np.float64)
+    count = Y.shape[0]
+    out = {"k": np.full(count, -1, dtype=np.int64), "crit": np.full(count, np.inf), "err": np.full(count, np.inf)}
+    args = (Y, np.ascontiguousarray(weights, dtype=np.float64), np.ascontiguousarray(basis, dtype=np.float64),
+            np.ascontiguousarray(valid, dtype=np.bool_), np.ascontiguousarray(first, dtype=np.int64),
+            np.ascontiguousarray(second, dtype=np.int64), np.ascontiguousarray(pen2, dtype=np.float64),
+            out["k"], out["crit"], out["err"])
+    if use_numba is None:
+        use_numba = numba_enabled()
+    if use_numba and count > 0:
+        _jit("pair_search", _pair_search_loop)(*args)
+    else:
+        _pair_search_numpy(*args)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
 # refine_step
 
 
-def _refine_step_loop(active, cand_crit, cand_err, state, cen_crit, cen_err, termination):
+def _refine_step_loop(active, cand_err, state, cen_err, termination):
     n_series = active.shape[0]
     for i in range(n_series):
         if not active[i]:
@@ -298,24 +466,21 @@ def _refine_step_loop(active, cand_crit, cand_err, state, cen_crit, cen_err, ter
         for s in range(state.shape[1]):
             lo_n, lo_d, be_n, be_d, up_n, up_d = (state[i, s, 0], state[i, s, 1], state[i, s, 2],
                                                   state[i, s, 3], state[i, s, 4], state[i, s, 5])
-            cl = cand_crit[i, s, 0]
-            cr = cand_crit[i, s, 1]
-            cc = cen_crit[i, s]
+            cl = cand_err[i, s, 0]
+            cr = cand_err[i, s, 1]
             before = cen_err[i, s]
-            if cl < cc and cl <= cr:
+            if cl < before and cl <= cr:
                 state[i, s, 2] = lo_n + be_n
                 state[i, s, 3] = lo_d + be_d
                 state[i, s, 4] = be_n
                 state[i, s, 5] = be_d
-                cen_crit[i, s] = cl
-                cen_err[i, s] = cand_err[i, s, 0]
-            elif cr < cc:
+                cen_err[i, s] = cl
+            elif cr < before:
                 state[i, s, 0] = be_n
                 state[i, s, 1] = be_d
                 state[i, s, 2] = be_n + up_n
                 state[i, s, 3] = be_d + up_d
-                cen_crit[i, s] = cr
-                cen_err[i, s] = cand_err[i, s, 1]
+                cen_err[i, s] = cr
             else:
                 if not (lo_n == be_n and lo_d == be_d):
                     state[i, s, 0] = lo_n + be_n
@@ -344,17 +509,16 @@ def _ratio_numpy(old: np.ndarray, new: np.ndarray) -> np.ndarray:
     return np.where((new > 0) & np.isinf(old), np.where(np.isinf(new), 1.0, np.inf), out)
 
 
-def _refine_step_numpy(active, cand_crit, cand_err, state, cen_crit, cen_err, termination):
+def _refine_step_numpy(active, cand_err, state, cen_err, termination):
     rows = np.flatnonzero(active)
     if rows.size == 0:
         return
     st = state[rows]
-    cl, cr = cand_crit[rows, :, 0], cand_crit[rows, :, 1]
-    cc = cen_crit[rows]
+    cl, cr = cand_err[rows, :, 0], cand_err[rows, :, 1]
     before = cen_err[rows].copy()
     lo_n, lo_d, be_n, be_d, up_n, up_d = (st[..., j].copy() for j in range(6))
-    left = (cl < cc) & (cl <= cr)
-    right = ~left & (cr < cc)
+    left = (cl < before) & (cl <= cr)
+    right = ~left & (cr < before)
     stay = ~left & ~right
     has_left = ~((lo_n == be_n) & (lo_d == be_d))
     new = st.copy()
@@ -364,28 +528,27 @@ def _refine_step_numpy(active, cand_crit, cand_err, state, cen_crit, cen_err, te
     new[..., 1] = np.where(right, be_d, np.where(stay & has_left, lo_d + be_d, lo_d))
     new[..., 4] = np.where(left, be_n, np.where(stay, be_n + up_n, up_n))
     new[..., 5] = np.where(left, be_d, np.where(stay, be_d + up_d, up_d))
-    crit = np.where(left, cl, np.where(right, cr, cc))
-    err = np.where(left, cand_err[rows, :, 0], np.where(right, cand_err[rows, :, 1], before))
+    err = np.where(left, cl, np.where(right, cr, before))
     state[rows] = new
-    cen_crit[rows] = crit
     cen_err[rows] = err
     most = np.max(np.maximum(_ratio_numpy(before, err), 0.0), axis=1)
     active[rows] = most >= termination
 
 
-def refine_step(active: np.ndarray, cand_crit: np.ndarray, cand_err: np.ndarray, state: np.ndarray,
-                cen_crit: np.ndarray, cen_err: np.ndarray, termination: float, *,
-                use_numba: bool | None = None) -> None:
+def refine_step(active: np.ndarray, cand_err: np.ndarray, state: np.ndarray, cen_err: np.ndarray,
+                termination: float, *, use_numba: bool | None = None) -> None:
     """One refinement iteration for every active series, in place.
 
-    Shapes (S series, 4 slices): ``cand_crit``/``cand_err`` (S, 4, 2) the (penalised) criterion and
-    the relative error of the left and right mediants (inf where absent); ``state`` (S, 4, 6) int64
-    ``lower, best, upper`` as numerator/denominator pairs; ``cen_crit``/``cen_err`` (S, 4) those of
-    each slice's best.  A mediant with a smaller criterion than the slice's best replaces it (the
-    Stern–Brocot rules of :mod:`pmkit.fitting.sternbrocot`); ``active`` (S) is cleared when no
-    slice's best got ``termination`` times more accurate in this iteration (paper 000 §3.3).
+    Shapes (S series, k slices): ``cand_err`` (S, k, 2) the RMS relative error of the left and right
+    mediants (inf where absent); ``state`` (S, k, 6) int64 ``lower, best, upper`` as
+    numerator/denominator pairs; ``cen_err`` (S, k) that of each slice's best.  A mediant more
+    accurate than the slice's best replaces it (the Stern–Brocot rules of
+    :mod:`pmkit.fitting.sternbrocot`); the slices move by plain error, not by the simplicity-penalised
+    criterion that decides acceptance, so each slice homes in on its most accurate exponent.
+    ``active`` (S) is cleared when no slice's best got ``termination`` times more accurate in this
+    iteration (paper 000 §3.3).
     """
-    args = (active, cand_crit, cand_err, state, cen_crit, cen_err, float(termination))
+    args = (active, cand_err, state, cen_err, float(termination))
     if use_numba is None:
         use_numba = numba_enabled()
     if use_numba and active.shape[0] > 0:

@@ -71,7 +71,9 @@ def smape(Y: np.ndarray, predicted: np.ndarray) -> np.ndarray:
         total = np.abs(Y) + np.abs(predicted)
         ratio = np.where(total > 0, 2.0 * np.abs(Y - predicted) / np.where(total > 0, total, 1.0), 0.0)
         ratio = np.where(np.isfinite(predicted), ratio, 2.0)
-    return 100.0 * ratio.mean(axis=-1)
+    # C order: numpy sums a contiguous row pairwise but a strided one (a column subset of several rows
+    # comes back in Fortran order) term by term, so a row's SMAPE would depend on the rows beside it
+    return 100.0 * np.ascontiguousarray(ratio).mean(axis=-1)
 
 
 def loo_predictions(Y: np.ndarray, predicted: np.ndarray, leverage: np.ndarray) -> np.ndarray:

@@ -1,31 +1,45 @@
-"""The refinement search of paper 000 (§3.3), widened and noise-aware, run for many series at once.
+"""The refinement search of paper 000 (§3.3), widened, noise-aware and two-way, run for many series at once.
 
 For series sharing their points ``x`` (a matrix ``Y``: series × points, all finite), find per
 series the simplified PMNF ``c0 + c1·x^α·log2^β(x)`` on the paper's four slices (β = 0, 1, 2 with
-α < 6; α = 0 with β < 3):
+0 < α < 6; α = 0 with 0 < β < 3) and a fifth, falling one (β = 0, −4 < α < 0, ``c1 > 0``), or a
+two-term falling + growing law ``c0 + c1·x^(-γ) + c2·x^α·log2^β(x)`` (both coefficients positive:
+a law with a turning point, the shape of a scaling limit):
 
 1. start table: on each slice every exponent with denominator up to ``table_denominator`` (5: the
    integers, halves, thirds, quarters and fifths — a superset of Extra-P's ``Basic`` search space
    and of the paper's integer start); shared by every series, so one kernel call covers them all;
+   the falling slice is searched by the magnitude γ = −α (the same fractions, the same simplicity),
+   for the series whose values fall (see :func:`falling_rows`);
 2. refinement: per slice, the Stern–Brocot mediants between its most accurate exponent and that
    exponent's neighbours (bounds) in the table, then between the best and the new bounds (paper
    Fig. 2), until in one iteration no slice gets ``termination`` times more accurate (the paper's
    termination rule); every mediant visited is a candidate for acceptance (below);
-3. non-constancy: the accepted hypothesis replaces the constant model only if it is
+3. two-term laws, from :data:`PAIR_MIN_POINTS` points on: a fixed table of falling × growing
+   terms (:data:`PAIR_FALLING`, :data:`PAIR_GROWING`), compared with the accepted one-term
+   hypothesis by the same penalised error (see :func:`_two_term_laws`);
+4. non-constancy: the accepted hypothesis replaces the constant model only if it is
    ``nonconstancy`` times more accurate (SMAPE) and the values show a monotone trend (see
    :func:`_final_fit`);
-4. from 6 points on, one point that no law fits together with the others is left out (see
+5. from 6 points on, one point that no law fits together with the others is left out (see
    :func:`_leave_out_outlier`).
 
 Hypotheses are fitted by relative least squares (weights ``1/y²``: run-to-run noise is a share of
 the value) and compared by their RMS relative error times ``acceptance`` to the power of their
 *level*: denominator of α minus 1, plus that of β, plus ``mixed_level`` for a product
-``x^α·log2^β(x)`` with α, β > 0.  So an exponent one denominator finer, or a log factor on a power,
-must be ``acceptance`` (1.5) times more accurate to be chosen — the paper's acceptance threshold,
-applied to exponent simplicity instead of to iterations.  The choices and their figures are in
-:mod:`pmkit.modelers.refining`.  The accepted hypothesis is refitted by
-ordinary least squares (RSS, as the paper fits) for its coefficients.  Mediants differ between
-series after the start, so each iteration fits the distinct candidates (few) with one gathered call.
+``x^α·log2^β(x)`` with α, β > 0 (a two-term law: the levels of both terms plus ``pair_level``).
+So an exponent one denominator finer, or a log factor on a power, must be ``acceptance`` (1.5)
+times more accurate to be chosen — the paper's acceptance threshold, applied to exponent simplicity
+instead of to iterations.  The choices and their figures are in :mod:`pmkit.modelers.refining`.
+The accepted hypothesis is refitted by ordinary least squares (RSS, as the paper fits) for its
+coefficients; falling laws keep their relative least-squares coefficients (they are extrapolated to
+their small values).  Mediants differ between series after the start, so each iteration fits the distinct
+candidates (few) with one gathered call.
+
+To search a subset of the points (a segment, a cross-validation fold), call :func:`refine_series`
+on those columns: ``refine_series(x[keep], Y[:, keep], settings)``; the result describes each
+series' law in :class:`SingleFits` arrays (:func:`pmkit.modelers.single.single_function` turns a
+row into a :class:`~pmkit.pmnf.Function`).
 """
 
 from __future__ import annotations
@@ -37,14 +51,55 @@ from functools import lru_cache
 
 import numpy as np
 
-from pmkit.fitting.kernels import SLICES, fit_table, numba_enabled, refine_step, relative_search, relative_weights
-from pmkit.fitting.leastsquares import adjusted_r2, basis_stats, constant_loo_predictions, smape
+from pmkit.fitting.kernels import (
+    SLICES,
+    fit_table,
+    numba_enabled,
+    pair_search,
+    refine_step,
+    relative_search,
+    relative_weights,
+)
+from pmkit.fitting.leastsquares import (
+    BasisStats,
+    adjusted_r2,
+    basis_stats,
+    constant_loo_predictions,
+    rowwise,
+    smape,
+)
 from pmkit.fitting.trend import kendall_s, smallest_pvalue, trend_pvalue
 
 MAX_ALPHA = 6
 """Exponents α stay below this (paper: α < 6)."""
 MAX_BETA = 3
 """Exponents β stay below this (paper: β < 3)."""
+MAX_FALL = 4
+"""Falling exponents α stay above minus this (−3 is the steepest simple one: 1/p³)."""
+FALLING_SLICE = 4
+"""The slice of falling laws ``x^(-γ)``: its fractions are the magnitudes γ."""
+PAIR_MIN_POINTS = 6
+"""Two-term laws (three coefficients) are searched from this many points on: like the one-term laws' five
+(two coefficients, three points to judge them by), they need three points beyond their coefficients."""
+PAIR_FALLING = tuple(Fraction(v) for v in ("1/4", "1/3", "1/2", "2/3", "3/4", "1", "4/3", "3/2", "2", "5/2", "3"))
+"""Magnitudes γ of the falling term ``x^(-γ)`` of two-term laws."""
+PAIR_GROWING = ((Fraction(0), Fraction(1)), (Fraction(0), Fraction(2)), (Fraction(1, 3), Fraction(0)),
+                (Fraction(1, 2), Fraction(0)), (Fraction(2, 3), Fraction(0)), (Fraction(1), Fraction(0)),
+                (Fraction(4, 3), Fraction(0)), (Fraction(3, 2), Fraction(0)), (Fraction(2), Fraction(0)),
+                (Fraction(3), Fraction(0)), (Fraction(1, 2), Fraction(1)), (Fraction(1), Fraction(1)),
+                (Fraction(2), Fraction(1)))
+"""Exponents (α, β) of the growing term ``x^α·log2^β(x)`` of two-term laws: the paper's common and rare
+terms up to x³, and x^α·log2(x) for α = 1/2, 1, 2."""
+FALLING_BORDERLINE = 2.5
+"""A falling law whose gain over the constant model is below this multiple of ``nonconstancy`` must pass
+the trend test (growing laws: :data:`TREND_BORDERLINE`); noise that only raises the first point is
+read as a steep fall less often."""
+FALLING_SEEN = 2.0
+"""A falling term must be at least this many times the law's RMS relative residual at the second
+smallest parameter value (see :func:`seen_twice`): a term that explains the first point alone is a
+cold start or an outlier, not a law."""
+EXACT = 1e-8
+"""A one-term law whose RMS relative error is below this fits to rounding: no two-term law replaces it."""
 MIN_POINTS = 3
 """Fewer points than this cannot tell a growth law from noise: the model is the constant."""
 NUMBA_MIN_SERIES = 10_000
@@ -94,6 +149,17 @@ class RefineSettings:
     strong_trend: float = STRONG_TREND
     relative_judge: bool = True
     outlier_factor: float = OUTLIER_FACTOR
+    falling: bool = True
+    """Whether falling laws are searched too: ``c0 + c1·x^(-γ)`` for series whose values fall and
+    ``c0 + a·x^(-γ) + b·x^α·log2^β(x)`` from :data:`PAIR_MIN_POINTS` points on (see
+    :func:`falling_rows`); False is the paper's growing search."""
+    pair_level: int = 2
+    """Levels a two-term law pays for its third coefficient (its error is compared at ``acceptance``
+    per level, as a finer exponent's is)."""
+    rising_terms: bool = True
+    """With falling laws, series of non-negative values get only laws whose terms have positive
+    coefficients (a growing term grows, a falling term falls), so no law of them turns negative as
+    the parameter grows; ``c0 - c·log2(x)`` readings of falling values give way to falling laws."""
     use_numba: bool | None = None
 
     def __post_init__(self) -> None:
@@ -103,10 +169,12 @@ class RefineSettings:
 
 @dataclass
 class SingleFits:
-    """Per-series result arrays; ``constant[i]`` rows have ``c1 = 0`` and no exponents.
+    """Per-series result arrays of the search: ``c0 + c1·x^α·log2^β(x) + c2·x^α2·log2^β2(x)``.
 
-    Exponents are exact fractions as (numerator, denominator) integer pairs.  ``notes`` apply to
-    every series of the call (they describe the shared points).
+    ``constant[i]`` rows have ``c1 = c2 = 0`` and no exponents.  One-term laws have ``c2 = 0`` and
+    ``α2 = β2 = 0``; two-term laws (``two_term``) have a falling first term (``α < 0``, ``c1 > 0``) and
+    a growing second term (``c2 > 0``).  Exponents are exact fractions as (numerator, denominator)
+    integer pairs.  ``notes`` apply to every series of the call (they describe the shared points).
     """
 
     constant: np.ndarray
@@ -118,9 +186,26 @@ class SingleFits:
     smape: np.ndarray
     loo_smape: np.ndarray
     adjusted_r2: np.ndarray
+    alpha2: np.ndarray | None = None
+    beta2: np.ndarray | None = None
+    c2: np.ndarray | None = None
     notes: list[str] = field(default_factory=list)
     outlier: np.ndarray | None = None
     """Per series, the index (into the points) of the one point left out as an outlier, or -1."""
+
+    FIELDS = ("constant", "alpha", "beta", "c0", "c1", "alpha2", "beta2", "c2", "rss", "smape", "loo_smape",
+              "adjusted_r2")
+    """The per-series arrays (what :meth:`take` copies between results)."""
+
+    def __post_init__(self) -> None:
+        count = len(self.constant)
+        if self.c2 is None:
+            self.c2 = np.zeros(count)
+        for name in ("alpha2", "beta2"):
+            if getattr(self, name) is None:
+                pairs = np.zeros((count, 2), dtype=np.int64)
+                pairs[:, 1] = 1
+                setattr(self, name, pairs)
 
     @classmethod
     def empty(cls, count: int) -> SingleFits:
@@ -130,28 +215,52 @@ class SingleFits:
         return cls(np.ones(count, dtype=bool), zeros.copy(), zeros.copy(), nan.copy(), np.zeros(count),
                    nan.copy(), nan.copy(), nan.copy(), nan.copy(), outlier=np.full(count, -1, dtype=np.int64))
 
+    @property
+    def two_term(self) -> np.ndarray:
+        """Which series have a two-term law (a falling and a growing term)."""
+        return ~self.constant & (self.c2 != 0)
+
+    def take(self, rows: np.ndarray, other: SingleFits, other_rows: np.ndarray | slice = slice(None)) -> None:
+        """Copy ``other``'s results (at ``other_rows``) into rows ``rows`` of this result."""
+        for name in self.FIELDS:
+            getattr(self, name)[rows] = getattr(other, name)[other_rows]
+
+    def terms(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Each series' two term bases ``x^α·log2^β(x)`` and ``x^α2·log2^β2(x)`` at ``x`` (series × points),
+        0 where a series has no such term."""
+        x = np.asarray(x, dtype=float)
+        first = _term_values(x, self.alpha, self.beta)
+        second = _term_values(x, self.alpha2, self.beta2)
+        return np.where(self.constant[:, None], 0.0, first), np.where(self.two_term[:, None], second, 0.0)
+
     def evaluate(self, x: np.ndarray) -> np.ndarray:
         """Every series' model at the points ``x`` (series × points)."""
-        x = np.asarray(x, dtype=float)
-        alpha = self.alpha[:, 0] / self.alpha[:, 1]
-        beta = self.beta[:, 0] / self.beta[:, 1]
-        with np.errstate(all="ignore"):
-            logs = np.log2(np.where(x > 0, x, 1.0))[None, :]
-            log_part = np.where(beta[:, None] == 0, 1.0, np.power(np.maximum(logs, 0.0), beta[:, None]))
-            term = np.power(x[None, :], alpha[:, None]) * log_part
-        term = np.where(self.constant[:, None], 0.0, term)
-        return self.c0[:, None] + np.where(self.constant, 0.0, self.c1)[:, None] * term
+        first, second = self.terms(x)
+        c1 = np.where(self.constant, 0.0, self.c1)
+        c2 = np.where(self.two_term, self.c2, 0.0)
+        return self.c0[:, None] + c1[:, None] * first + c2[:, None] * second
 
     def __len__(self) -> int:
         return len(self.constant)
 
 
+def _term_values(x: np.ndarray, alpha: np.ndarray, beta: np.ndarray) -> np.ndarray:
+    """``x^α·log2(x)^β`` (series × points) for per-series exponent pairs; log2 is clipped at 0."""
+    a = alpha[:, 0] / alpha[:, 1]
+    b = beta[:, 0] / beta[:, 1]
+    with np.errstate(all="ignore"):
+        logs = np.log2(np.where(x > 0, x, 1.0))[None, :]
+        log_part = np.where(b[:, None] == 0, 1.0, np.power(np.maximum(logs, 0.0), b[:, None]))
+        return np.power(x[None, :], a[:, None]) * log_part
+
+
 def exponents(slices: np.ndarray, num: np.ndarray, den: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(α, β) as floats for hypotheses given as slice and exponent fraction."""
+    """(α, β) as floats for hypotheses given as slice and exponent fraction (slices 0–2: α with β = slice;
+    3: β with α = 0; 4: α = -fraction with β = 0)."""
     value = num / den
     on_alpha_slice = slices < 3
-    alpha = np.where(on_alpha_slice, value, 0.0)
-    beta = np.where(on_alpha_slice, slices.astype(float), value)
+    alpha = np.where(on_alpha_slice, value, np.where(slices == FALLING_SLICE, -value, 0.0))
+    beta = np.where(on_alpha_slice, slices.astype(float), np.where(slices == 3, value, 0.0))
     return alpha, beta
 
 
@@ -163,6 +272,12 @@ def basis_rows(x: np.ndarray, slices: np.ndarray, num: np.ndarray, den: np.ndarr
         logs = np.log2(np.where(x > 0, x, 1.0))[None, :]
         log_part = np.where(beta[:, None] == 0, 1.0, np.power(np.maximum(logs, 0.0), beta[:, None]))
     return power * log_part
+
+
+def shape_basis(x: np.ndarray, alpha: Fraction, beta: Fraction) -> np.ndarray:
+    """``x^α·log2(x)^β`` at the points ``x`` for one exact shape (log2 clipped at 0, as in the search)."""
+    pair = np.array([[alpha.numerator, alpha.denominator]]), np.array([[beta.numerator, beta.denominator]])
+    return _term_values(np.asarray(x, dtype=float), *pair)[0]
 
 
 @dataclass(frozen=True)
@@ -189,25 +304,28 @@ def level_of(slices: np.ndarray, num: np.ndarray, den: np.ndarray, mixed_level: 
 
 
 @lru_cache(maxsize=32)
-def start_table(order: int, log_terms: bool, mixed_level: int) -> StartTable:
-    """Every exponent with denominator ≤ ``order`` on each slice (only β = 0 without ``log_terms``)."""
+def start_table(order: int, log_terms: bool, mixed_level: int, slices: tuple[int, ...] | None = None) -> StartTable:
+    """Every exponent with denominator ≤ ``order`` on each of ``slices`` (default: the growing slices
+    0–3, only β = 0 without ``log_terms``; the falling slice 4 is asked for by name)."""
     rows = []
-    for s in range(SLICES if log_terms else 1):
-        top = MAX_ALPHA if s < 3 else MAX_BETA
+    if slices is None:
+        slices = (0, 1, 2, 3) if log_terms else (0,)
+    for s in slices:
+        top = MAX_ALPHA if s < 3 else MAX_BETA if s == 3 else MAX_FALL
         seq = sorted({Fraction(n, d) for d in range(1, order + 1) for n in range(0, top * d + 1)})
         for k, value in enumerate(seq[:-1]):
-            if value == 0 and s in (0, 3):
+            if value == 0 and s in (0, 3, FALLING_SLICE):
                 continue  # α = β = 0 is the constant model, decided separately
             lower = value if k == 0 else seq[k - 1]
             rows.append((s, value, lower, seq[k + 1]))
-    slices = np.array([r[0] for r in rows], dtype=np.int64)
+    slice_ids = np.array([r[0] for r in rows], dtype=np.int64)
     num = np.array([r[1].numerator for r in rows], dtype=np.int64)
     den = np.array([r[1].denominator for r in rows], dtype=np.int64)
-    level = level_of(slices, num, den, mixed_level)
+    level = level_of(slice_ids, num, den, mixed_level)
     order_by = np.argsort(level, kind="stable")
     lower = np.array([[r[2].numerator, r[2].denominator] for r in rows], dtype=np.int64).reshape(-1, 2)
     upper = np.array([[r[3].numerator, r[3].denominator] for r in rows], dtype=np.int64).reshape(-1, 2)
-    return StartTable(slices[order_by], num[order_by], den[order_by], lower[order_by], upper[order_by],
+    return StartTable(slice_ids[order_by], num[order_by], den[order_by], lower[order_by], upper[order_by],
                       level[order_by])
 
 
@@ -253,6 +371,7 @@ def refine_series(x: np.ndarray, Y: np.ndarray, settings: RefineSettings | None 
     out = _refine_unit(x, Y / scale[:, None], settings)
     out.c0 *= scale
     out.c1 *= scale
+    out.c2 *= scale
     with np.errstate(over="ignore"):
         out.rss *= scale * scale
     return out
@@ -290,18 +409,31 @@ def _refine_unit(x: np.ndarray, Y: np.ndarray, settings: RefineSettings | None) 
         out.notes.append("parameter values below 0: integer exponents only, no log terms")
     elif not log_terms:
         out.notes.append("parameter values below 1: no log terms")
+    fall, pairs = falling_rows(x, Y, settings.falling)
+    fall &= ~flat
+    rising = pairs & settings.rising_terms
 
-    # start table: shared hypotheses, one kernel call for all series
-    table = start_table(1 if negative else settings.table_denominator, log_terms, settings.mixed_level)
+    # start table: shared hypotheses, one kernel call for all series (and one more for the falling
+    # slice, for the series that may fall)
+    growing_slices = (0, 1, 2, 3) if log_terms else (0,)
+    table = start_table(1 if negative else settings.table_denominator, log_terms, settings.mixed_level,
+                        growing_slices + ((FALLING_SLICE,) if fall.any() else ()))
     stats = basis_stats(basis_rows(x, table.slices, table.num, table.den))
+    penalty = _penalty(table.level, settings.acceptance)
+    on_falling = table.slices == FALLING_SLICE
     # relative errors do not depend on the scale: search on values scaled to a largest |y| of 1, so
     # weights 1/y² neither overflow nor underflow whatever the unit
     largest = np.abs(Y).max(axis=1, keepdims=True)
     Ys = Y / np.where(largest > 0, largest, 1.0)
     weights = relative_weights(Ys)
-    found = relative_search(Ys, weights, stats.basis, stats.valid, _penalty(table.level, settings.acceptance),
-                            np.arange(len(table.slices), dtype=np.int64)[None, :], table.slices, SLICES,
-                            use_numba=settings.use_numba)
+    found = _table_search(Ys, weights, stats, penalty, np.flatnonzero(~on_falling), table.slices, on_falling,
+                          rising, settings)
+    falls_at = np.flatnonzero(fall)
+    if falls_at.size:
+        more = _table_search(Ys[falls_at], weights[falls_at], stats, penalty, np.flatnonzero(on_falling),
+                             table.slices, on_falling, rising[falls_at], settings)
+        for name, values in more.items():
+            found[name][falls_at, FALLING_SLICE] = values[:, FALLING_SLICE]
     rows = np.arange(count)
     first = np.argmin(found["crit"], axis=1)
     pick = np.maximum(found["k"][rows, first], 0)
@@ -337,7 +469,8 @@ def _refine_unit(x: np.ndarray, Y: np.ndarray, settings: RefineSettings | None) 
         table_idx = np.full(keys.shape, -1, dtype=np.int64)
         table_idx[has] = inverse.reshape(-1)
         cand = relative_search(Ys[live], weights[live], u_stats.basis, u_stats.valid, u_pen,
-                               table_idx.reshape(live.size, -1), slot_of, SLICES * 2, use_numba=settings.use_numba)
+                               table_idx.reshape(live.size, -1), slot_of, SLICES * 2,
+                               positive=u_slices == FALLING_SLICE, rising=rising[live], use_numba=settings.use_numba)
         # a mediant is accepted when its penalised error beats the accepted hypothesis's
         best = np.argmin(cand["crit"], axis=1)
         lrows = np.arange(live.size)
@@ -349,14 +482,179 @@ def _refine_unit(x: np.ndarray, Y: np.ndarray, settings: RefineSettings | None) 
         acc_crit[won] = cand["crit"][lrows, best][better]
         # the slices move towards their most accurate exponent (paper: Stern–Brocot steps by error)
         err = cand["err"].reshape(live.size, SLICES, 2)
-        sub = (active[live].copy(), err, err, st, cen_err[live].copy(), cen_err[live].copy())
-        refine_step(*sub, settings.termination, use_numba=settings.use_numba)
-        active[live], state[live], cen_err[live] = sub[0], sub[3], sub[5]
+        live_active, live_err = active[live], cen_err[live]
+        refine_step(live_active, err, st, live_err, settings.termination, use_numba=settings.use_numba)
+        active[live], state[live], cen_err[live] = live_active, st, live_err
 
-    _final_fit(x, Y, acc, np.isfinite(acc_crit) & ~flat, tss, const_in, settings, out)
+    _final_fit(x, Y, acc, np.isfinite(acc_crit) & ~flat, tss, const_in, settings, out, rising)
+    if n >= PAIR_MIN_POINTS:
+        pair_at = np.flatnonzero(pairs & ~flat)
+        if pair_at.size:
+            _two_term_laws(x, Y, Ys, weights, pair_at, acc_crit, tss, const_in, settings, out)
     if settings.outlier_factor > 0 and n >= OUTLIER_MIN_POINTS:
         _leave_out_outlier(x, Y, settings, out)
     return out
+
+
+def _table_search(Ys: np.ndarray, weights: np.ndarray, stats: BasisStats, penalty: np.ndarray, columns: np.ndarray,
+                  slices: np.ndarray, positive: np.ndarray, rising: np.ndarray, settings: RefineSettings
+                  ) -> dict[str, np.ndarray]:
+    """:func:`relative_search` of the start-table hypotheses ``columns`` shared by every row, with ``k`` and
+    ``raw_k`` turned into table indices."""
+    found = relative_search(Ys, weights, stats.basis, stats.valid, penalty, columns[None, :], slices[columns],
+                            SLICES, positive=positive, rising=rising, use_numba=settings.use_numba)
+    for name in ("k", "raw_k"):
+        found[name] = np.where(found[name] >= 0, columns[np.maximum(found[name], 0)], -1)
+    return found
+
+
+def falling_rows(x: np.ndarray, Y: np.ndarray, falling: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """Which series (rows of ``Y`` at points ``x``) the search tries one-term falling laws on, and which
+    two-term (falling + growing) laws.
+
+    Falling laws need positive parameter values (``x^(-γ)`` at 0 is infinite) and non-negative
+    values (a falling term has a positive coefficient).  Two-term laws are tried on every such
+    series (a falling term can hide under growth from the first point on: ``a·n/p + b·log2 p``);
+    one-term falling laws only where the values :func:`fall` — elsewhere no falling law fits better
+    than a growing one (the same models either way on the protocols of
+    :mod:`pmkit.modelers.refining`; it saves their search).
+    """
+    none = np.zeros(Y.shape[0], dtype=bool)
+    if not falling or not (x > 0).all():
+        return none, none
+    eligible = (Y >= 0).all(axis=1) & (Y > 0).any(axis=1)
+    return eligible & falls(x, Y), eligible
+
+
+def falls(x: np.ndarray, Y: np.ndarray) -> np.ndarray:
+    """Whether each row of ``Y`` falls somewhere: its largest value is not at the largest ``x``."""
+    return np.argmax(Y, axis=1) != np.argmax(x)
+
+
+@dataclass(frozen=True)
+class PairTable:
+    """Two-term hypotheses ``c0 + a·x^(-γ) + b·x^α·log2^β(x)``: basis rows (falling ones, then growing ones,
+    as slice and fraction) and per pair its two rows and its level."""
+
+    slices: np.ndarray
+    num: np.ndarray
+    den: np.ndarray
+    first: np.ndarray
+    second: np.ndarray
+    level: np.ndarray
+
+
+@lru_cache(maxsize=8)
+def pair_table(mixed_level: int, pair_level: int, log_terms: bool) -> PairTable:
+    """Every pair of :data:`PAIR_FALLING` and :data:`PAIR_GROWING` (without log terms: growing powers only)."""
+    growing = [(a, b) for a, b in PAIR_GROWING if log_terms or b == 0]
+    rows = [(FALLING_SLICE, g) for g in PAIR_FALLING]
+    rows += [(int(b), a) if a > 0 else (3, b) for a, b in growing]
+    slices = np.array([r[0] for r in rows], dtype=np.int64)
+    num = np.array([r[1].numerator for r in rows], dtype=np.int64)
+    den = np.array([r[1].denominator for r in rows], dtype=np.int64)
+    level = level_of(slices, num, den, mixed_level)
+    falling = np.arange(len(PAIR_FALLING))
+    growing_rows = np.arange(len(PAIR_FALLING), len(rows))
+    first, second = (a.reshape(-1) for a in np.meshgrid(falling, growing_rows, indexing="ij"))
+    return PairTable(slices, num, den, first, second, level[first] + level[second] + pair_level)
+
+
+def _two_term_laws(x: np.ndarray, Y: np.ndarray, Ys: np.ndarray, weights: np.ndarray, rows: np.ndarray,
+                   acc_crit: np.ndarray, tss: np.ndarray, const_in: np.ndarray, settings: RefineSettings,
+                   out: SingleFits) -> None:
+    """Replace the one-term law by a falling + growing two-term law where one is clearly better.
+
+    The pairs of :func:`pair_table` are fitted by relative least squares (both coefficients positive)
+    and compared with the accepted one-term hypothesis by the same penalised error, the pair paying
+    ``pair_level`` extra levels for its third coefficient.  A winning pair keeps its relative
+    least-squares coefficients (as one-term falling laws do, see :func:`_final_fit`) and is kept if it
+    beats the constant model's SMAPE :data:`TREND_BORDERLINE` × ``nonconstancy`` times by leave-one-out
+    SMAPE (no trend test: a two-term law is not monotone).
+    """
+    pairs = pair_table(settings.mixed_level, settings.pair_level, bool((x >= 1).all()))
+    basis = basis_rows(x, pairs.slices, pairs.num, pairs.den)
+    scale = np.abs(basis).max(axis=1, keepdims=True)
+    valid = np.isfinite(basis).all(axis=1) & (scale[:, 0] > 0)
+    basis = np.where(valid[:, None], basis / np.where(scale > 0, scale, 1.0), 0.0)
+    found = pair_search(Ys[rows], weights[rows], basis, valid, pairs.first, pairs.second,
+                        _penalty(pairs.level, settings.acceptance), use_numba=settings.use_numba)
+    # a one-term law exact to rounding (RMS relative error below 1e-8) leaves nothing to explain
+    wins = (found["k"] >= 0) & (found["crit"] < acc_crit[rows]) & (acc_crit[rows] > x.size * EXACT ** 2)
+    if not wins.any():
+        return
+    rows, chosen = rows[wins], found["k"][wins]
+    n = x.size
+    for k in np.unique(chosen):
+        members = rows[chosen == k]
+        f_row, g_row = basis[pairs.first[k]], basis[pairs.second[k]]
+        design = np.column_stack([np.ones(n), f_row, g_row])
+        # relative least squares, as for one-term falling laws (see _final_fit)
+        coefficients, loo = relative_design_fit(Y[members], design)
+        if settings.clean_constant > 0:
+            # c0 that is rounding noise is 0: refit through the origin (as for one-term laws)
+            small = np.abs(coefficients[:, 0]) < settings.clean_constant * np.abs(Y[members]).min(axis=1)
+            if small.any():
+                origin, origin_loo = relative_design_fit(Y[members][small], design[:, 1:])
+                coefficients[small] = np.column_stack([np.zeros(small.sum()), origin])
+                loo[small] = origin_loo
+        predicted = rowwise(coefficients, design)
+        residual = Y[members] - predicted
+        rss = (residual * residual).sum(axis=1)
+        before = const_in[members]
+        with np.errstate(all="ignore"):
+            gain = np.where(loo <= 0, np.inf, before / np.where(loo > 0, loo, 1.0))
+        ok = (np.isfinite(rss) & (coefficients[:, 1] > 0) & (coefficients[:, 2] > 0)
+              & (gain >= TREND_BORDERLINE * settings.nonconstancy)
+              & seen_twice(x, Y[members], predicted, coefficients[:, 1:2] * f_row, FALLING_SEEN))
+        if not np.isfinite(settings.nonconstancy):
+            ok[:] = False
+        if not ok.any():
+            continue
+        kept = members[ok]
+        pair_rows = np.array([pairs.first[k], pairs.second[k]])
+        alpha, beta = _fraction_pairs(pairs.slices[pair_rows], pairs.num[pair_rows], pairs.den[pair_rows])
+        out.constant[kept] = False
+        out.alpha[kept], out.beta[kept] = alpha[0], beta[0]
+        out.alpha2[kept], out.beta2[kept] = alpha[1], beta[1]
+        out.c0[kept] = coefficients[ok, 0]
+        out.c1[kept] = coefficients[ok, 1] / scale[pairs.first[k], 0]
+        out.c2[kept] = coefficients[ok, 2] / scale[pairs.second[k], 0]
+        out.rss[kept] = rss[ok]
+        out.smape[kept] = smape(Y[kept], predicted[ok])
+        out.loo_smape[kept] = loo[ok]
+        out.adjusted_r2[kept] = adjusted_r2(rss[ok], tss[kept], n, 3)
+
+
+def relative_design_fit(Y: np.ndarray, design: np.ndarray, keep: np.ndarray | None = None
+                        ) -> tuple[np.ndarray, np.ndarray]:
+    """Relative least squares (weights ``1/y²``) of every row of ``Y`` on ``design`` (points × columns,
+    shared, or rows × points × columns), on the points ``keep`` (default all): the coefficients (rows ×
+    columns) and the leave-one-out SMAPE over the kept points (closed form: residual over ``1 - h``
+    with the weighted hat matrix's diagonal ``h``); NaN coefficients and inf where singular."""
+    count, n = Y.shape
+    designs = np.broadcast_to(design, (count, n, design.shape[-1]))
+    k = designs.shape[2]
+    largest = np.abs(Y).max(axis=1, keepdims=True)
+    largest = np.where(largest > 0, largest, 1.0)
+    Ys = Y / largest
+    w = relative_weights(Ys) * (np.ones(n) if keep is None else keep)[None, :]
+    gram = np.einsum("sn,snk,snj->skj", w, designs, designs)
+    rhs = np.einsum("sn,snk,sn->sk", w, designs, Ys)
+    with np.errstate(all="ignore"):
+        scale = np.sqrt(np.einsum("skk->sk", gram))
+        ok = (scale > 0).all(axis=1) & np.isfinite(scale).all(axis=1)
+        norm = np.where(ok[:, None], scale, 1.0)
+        scaled = np.where(ok[:, None, None], gram / norm[:, :, None] / norm[:, None, :], np.eye(k))
+        ok &= np.linalg.cond(scaled) < 1e12
+        inverse = np.linalg.inv(np.where(ok[:, None, None], scaled, np.eye(k))) / norm[:, :, None] / norm[:, None, :]
+        coefficients = np.einsum("skj,sj->sk", inverse, rhs)
+        predicted = np.einsum("snk,sk->sn", designs, coefficients)
+        h = w * np.einsum("snk,skj,snj->sn", designs, inverse, designs)
+        loo = np.where(1 - h > 1e-12, Ys - (Ys - predicted) / (1 - h), np.inf)
+    kept = np.ones(n, dtype=bool) if keep is None else keep.astype(bool)
+    coefficients = np.where(ok[:, None], coefficients * largest, np.nan)
+    return coefficients, np.where(ok, smape(Ys[:, kept], loo[:, kept]), np.inf)
 
 
 def _relative_deviation(y: np.ndarray, f: np.ndarray) -> np.ndarray:
@@ -376,9 +674,7 @@ def _relative_deviations(x: np.ndarray, Y: np.ndarray, fits: SingleFits, keep: n
     """
     largest = np.abs(Y).max(axis=1, keepdims=True)
     Ys = Y / np.where(largest > 0, largest, 1.0)
-    unit = SingleFits(fits.constant, fits.alpha, fits.beta, np.zeros(len(fits)), np.ones(len(fits)),
-                      fits.rss, fits.smape, fits.loo_smape, fits.adjusted_r2)
-    t = unit.evaluate(x)
+    t, t2 = fits.terms(x)
     with np.errstate(all="ignore"):
         w = np.where(Ys != 0, 1.0 / (Ys * Ys), 0.0) * keep[None, :]
         sw, swt, swtt = w.sum(axis=1), (w * t).sum(axis=1), (w * t * t).sum(axis=1)
@@ -387,7 +683,13 @@ def _relative_deviations(x: np.ndarray, Y: np.ndarray, fits: SingleFits, keep: n
         solvable = ~fits.constant & (np.abs(det) > 1e-12 * np.maximum(sw * swtt, 1e-300))
         c1 = np.where(solvable, (sw * swty - swt * swy) / np.where(solvable, det, 1.0), 0.0)
         c0 = np.where(sw > 0, (swy - c1 * swt) / np.where(sw > 0, sw, 1.0), 0.0)
-    return _relative_deviation(Ys, c0[:, None] + c1[:, None] * t)
+        predicted = c0[:, None] + c1[:, None] * t
+    two = np.flatnonzero(fits.two_term)
+    if two.size:
+        designs = np.stack([np.ones_like(t[two]), t[two], t2[two]], axis=2)
+        coefficients, _ = relative_design_fit(Ys[two], designs, keep)
+        predicted[two] = np.einsum("snk,sk->sn", designs, np.nan_to_num(coefficients))
+    return _relative_deviation(Ys, predicted)
 
 
 def _leave_out_outlier(x: np.ndarray, Y: np.ndarray, settings: RefineSettings, out: SingleFits) -> None:
@@ -428,13 +730,12 @@ def _leave_out_outlier(x: np.ndarray, Y: np.ndarray, settings: RefineSettings, o
             continue
         rows = candidates[hit]
         best_ratio[rows] = ratio[hit]
-        for name in ("constant", "alpha", "beta", "c0", "c1", "rss", "smape", "loo_smape", "adjusted_r2"):
-            getattr(out, name)[rows] = getattr(sub, name)[hit]
+        out.take(rows, sub, hit)
         out.outlier[rows] = j
 
 
 def _final_fit(x: np.ndarray, Y: np.ndarray, acc: np.ndarray, found: np.ndarray, tss: np.ndarray,
-               const_in: np.ndarray, settings: RefineSettings, out: SingleFits) -> None:
+               const_in: np.ndarray, settings: RefineSettings, out: SingleFits, rising: np.ndarray) -> None:
     """Refit the accepted hypotheses by least squares and keep those that pass the non-constancy test.
 
     The test compares the constant model's in-sample SMAPE with the hypothesis's leave-one-out
@@ -464,16 +765,48 @@ def _final_fit(x: np.ndarray, Y: np.ndarray, acc: np.ndarray, found: np.ndarray,
     if settings.clean_constant > 0:
         c0, c1, rss, sm, loo = _clean_constant(Y[rows], basis[inverse], c0, c1, rss, sm, loo,
                                                settings.clean_constant)
+    rel_c0, rel_c1, rel_loo = _relative_line(basis[inverse], Y[rows])
+    falling = u_slices[inverse] == FALLING_SLICE
+    flipped = rising[rows] & ~falling & ~(c1 > 0)
+    if flipped.any():
+        # a growing term of non-negative values must grow (the search fitted it so): where the ordinary
+        # fit's coefficient is not positive, the relative fit's coefficients stand
+        c0, c1, rss, sm, loo = (np.array(a, dtype=float) for a in (c0, c1, rss, sm, loo))
+        c0[flipped], c1[flipped] = rel_c0[flipped], rel_c1[flipped]
+        predicted = c0[flipped, None] + c1[flipped, None] * basis[inverse][flipped]
+        rss[flipped] = ((Y[rows][flipped] - predicted) ** 2).sum(axis=1)
+        sm[flipped], loo[flipped] = smape(Y[rows][flipped], predicted), rel_loo[flipped]
+    if falling.any():
+        # falling laws keep their relative least-squares coefficients: a falling law is extrapolated
+        # to its small values, which an ordinary fit leaves to the largest (and its coefficient may
+        # even turn negative there)
+        fb, fy = basis[inverse][falling], Y[rows][falling]
+        coefficients = np.stack([rel_c0[falling], rel_c1[falling]], axis=1)
+        f_loo = rel_loo[falling]
+        # c0 that is rounding noise is 0, and a one-term falling law never flattens below 0 (the values
+        # are non-negative): refit through the origin
+        small = ((coefficients[:, 0] < 0)
+                 | (np.abs(coefficients[:, 0]) < settings.clean_constant * np.abs(fy).min(axis=1)))
+        if small.any():
+            origin, origin_loo = relative_design_fit(fy[small], fb[small][:, :, None])
+            coefficients[small] = np.column_stack([np.zeros(small.sum()), origin[:, 0]])
+            f_loo[small] = origin_loo
+        c0, c1, rss, sm, loo = (np.array(a, dtype=float) for a in (c0, c1, rss, sm, loo))
+        predicted = coefficients[:, :1] + coefficients[:, 1:] * fb
+        c0[falling], c1[falling] = coefficients[:, 0], coefficients[:, 1]
+        rss[falling] = ((fy - predicted) ** 2).sum(axis=1)
+        sm[falling], loo[falling] = smape(fy, predicted), f_loo
     # non-constancy: keep the hypothesis only if it beats the constant model's SMAPE clearly
     before, after = const_in[rows], loo
     if settings.relative_judge:
-        after = np.fmin(loo, _relative_loo_smape(basis[inverse], Y[rows]))
+        after = np.fmin(loo, rel_loo)
     with np.errstate(all="ignore"):
         gain = np.where(after <= 0, np.where(before > 0, np.inf, 1.0), before / np.where(after > 0, after, 1.0))
     ok = np.isfinite(c1) & (c1 != 0) & np.isfinite(rss) & (gain >= settings.nonconstancy)
     if settings.trend_alpha > 0 and (x >= 0).all() and smallest_pvalue(n) <= settings.trend_alpha:
         # every hypothesis is monotone in x ≥ 0: borderline growth must show a monotone trend
-        borderline = gain < TREND_BORDERLINE * settings.nonconstancy
+        borderline = gain < np.where(u_slices[inverse] == FALLING_SLICE, FALLING_BORDERLINE,
+                                     TREND_BORDERLINE) * settings.nonconstancy
         pvalue = trend_pvalue(kendall_s(x, Y[rows]), n)
         ok &= ~borderline | (pvalue <= settings.trend_alpha)
         strong_possible = smallest_pvalue(n) <= settings.strong_trend
@@ -483,6 +816,10 @@ def _final_fit(x: np.ndarray, Y: np.ndarray, acc: np.ndarray, found: np.ndarray,
             # still means "constant")
             strong = np.isfinite(c1) & (c1 != 0) & np.isfinite(rss) & (gain > 1) & (pvalue <= settings.strong_trend)
             ok |= strong
+    if falling.any():
+        fitted = c0[falling, None] + c1[falling, None] * basis[inverse][falling]
+        ok[falling] &= seen_twice(x, Y[rows][falling], fitted, c1[falling, None] * basis[inverse][falling],
+                                  FALLING_SEEN)
     if not np.isfinite(settings.nonconstancy):
         ok[:] = False  # an infinite threshold means "constant", even for an exact fit (gain = inf)
     rows, inv = rows[ok], inverse[ok]
@@ -494,14 +831,31 @@ def _final_fit(x: np.ndarray, Y: np.ndarray, acc: np.ndarray, found: np.ndarray,
     out.adjusted_r2[rows] = adjusted_r2(rss[ok], tss[rows], n, 2)
 
 
-def _relative_loo_smape(B: np.ndarray, Y: np.ndarray) -> np.ndarray:
-    """Leave-one-out SMAPE of ``c0 + c1·b`` fitted by relative least squares (weights ``1/y²``), per row.
+def seen_twice(x: np.ndarray, Y: np.ndarray, fitted: np.ndarray, term: np.ndarray, factor: float) -> np.ndarray:
+    """Whether a falling term (its values ``term`` in a law whose values are ``fitted``) is seen at more
+    than the first point: at the second smallest ``x`` it is at least ``factor`` times the law's RMS
+    relative residual of the value there.  A term that only explains the first point is that point's
+    deviation (a cold start, an outlier), not a law."""
+    if factor <= 0:
+        return np.ones(len(Y), dtype=bool)
+    second = np.argsort(x)[1]
+    with np.errstate(all="ignore"):
+        relative = (Y - fitted) / np.where(Y != 0, Y, 1.0)
+        scatter = np.sqrt((relative * relative).mean(axis=1))
+        share = np.abs(term[:, second]) / np.abs(Y[:, second])
+    return share >= factor * scatter
+
+
+def _relative_line(B: np.ndarray, Y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``c0``, ``c1`` and the leave-one-out SMAPE of ``c0 + c1·b`` fitted by relative least squares
+    (weights ``1/y²``), per row.
 
     Closed form: the deleted residual is the residual over ``1 - h`` with the weighted hat matrix's
     diagonal ``h``; rows of ``B`` are each series' basis values at its points.
     """
     largest = np.abs(Y).max(axis=1, keepdims=True)
-    Ys = Y / np.where(largest > 0, largest, 1.0)
+    largest = np.where(largest > 0, largest, 1.0)
+    Ys = Y / largest
     with np.errstate(all="ignore"):
         w = np.where(Ys != 0, 1.0 / (Ys * Ys), 0.0)
         sw, swb, swbb = w.sum(axis=1), (w * B).sum(axis=1), (w * B * B).sum(axis=1)
@@ -512,13 +866,17 @@ def _relative_loo_smape(B: np.ndarray, Y: np.ndarray) -> np.ndarray:
         residual = Ys - c0[:, None] - c1[:, None] * B
         h = w * (swbb[:, None] - 2 * B * swb[:, None] + B * B * sw[:, None]) / det[:, None]
         predicted = np.where(1 - h > 1e-12, Ys - residual / (1 - h), np.inf)
-    return np.where(np.isfinite(det) & (det > 0), smape(Ys, predicted), np.inf)
+    loo = np.where(np.isfinite(det) & (det > 0), smape(Ys, predicted), np.inf)
+    return c0 * largest[:, 0], c1 * largest[:, 0], loo
 
 
 def _fraction_pairs(slices: np.ndarray, num: np.ndarray, den: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     on_alpha = slices < 3
-    alpha = np.stack([np.where(on_alpha, num, 0), np.where(on_alpha, den, 1)], axis=1)
-    beta = np.stack([np.where(on_alpha, slices, num), np.where(on_alpha, 1, den)], axis=1)
+    falling = slices == FALLING_SLICE
+    alpha = np.stack([np.where(on_alpha, num, np.where(falling, -num, 0)), np.where(on_alpha | falling, den, 1)],
+                     axis=1)
+    beta = np.stack([np.where(on_alpha, slices, np.where(falling, 0, num)), np.where(on_alpha | falling, 1, den)],
+                    axis=1)
     return alpha.astype(np.int64), beta.astype(np.int64)
 
 

@@ -27,6 +27,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("nonconstancy", float, 2.0, "a growing law replaces the constant model only if its leave-one-out "
            "SMAPE is this many times smaller than the constant model's", minimum=1.0),
     Option("measure", str, "mean", "how repetitions are reduced to one value per point", choices=MEASURES),
+    Option("falling", bool, True, "search falling laws too: c0 + c·p^(-γ) (strong scaling) and, from 6 points "
+           "on, a·p^(-γ) + b·g(p) with a turning point; false: the growing laws of the original refining search only"),
 )
 """The options of the PMNF search modelers.
 
@@ -43,7 +45,7 @@ def settings_from(options: dict[str, Any], series: int) -> RefineSettings:
     order in which its batch's groups are searched."""
     return RefineSettings(acceptance=float(options["acceptance"]), termination=float(options["termination"]),
                           nonconstancy=float(options["nonconstancy"]), clean_constant=CLEAN_CONSTANT,
-                          use_numba=compiled_kernels(series))
+                          falling=bool(options.get("falling", True)), use_numba=compiled_kernels(series))
 
 
 class SeriesData:

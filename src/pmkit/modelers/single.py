@@ -17,7 +17,7 @@ from pmkit.fitting.maskgroups import group_by_mask
 from pmkit.fitting.refinement import RefineSettings, SingleFits, refine_series
 from pmkit.modelers.search_inputs import SeriesData, constraint_of, settings_from
 from pmkit.models import Model, ModelSet, Quality
-from pmkit.pmnf import Function, simple_function
+from pmkit.pmnf import Factor, Function, Term, simple_function
 from pmkit.series import SeriesBatch
 
 
@@ -40,7 +40,7 @@ def model_single(batch: SeriesBatch, options: dict[str, Any], modeler: str = "re
             continue
         rows = group.rows[~forced[group.rows]]
         result = refine_series(x[group.columns], data.values[np.ix_(rows, group.columns)], settings)
-        _store(fits, rows, result)
+        fits.take(rows, result)
         if result.outlier is not None:
             left_out = result.outlier >= 0
             outlier_x[rows[left_out]] = x[group.columns][result.outlier[left_out]]
@@ -48,7 +48,7 @@ def model_single(batch: SeriesBatch, options: dict[str, Any], modeler: str = "re
         if const_rows.size:
             const = refine_series(x[group.columns], data.values[np.ix_(const_rows, group.columns)],
                                   RefineSettings(nonconstancy=np.inf, use_numba=settings.use_numba))
-            _store(fits, const_rows, const)
+            fits.take(const_rows, const)
         note_texts.append(result.notes)
         group_notes[group.rows] = len(note_texts) - 1
     present = data.points_present
@@ -66,7 +66,7 @@ def model_single(batch: SeriesBatch, options: dict[str, Any], modeler: str = "re
             notes.append(f"the point {parameter}={outlier_x[i]:g} was left out as an outlier: the model of the "
                          "other points misses it by far more than their own scatter (quality figures are "
                          "over the other points)")
-        function = _single_function(fits, i, parameter)
+        function = single_function(fits, i, parameter)
         quality = Quality(float(fits.rss[i]), float(fits.smape[i]), float(fits.adjusted_r2[i]),
                           float(fits.loo_smape[i]))
         outliers = ({parameter: float(outlier_x[i])},) if np.isfinite(outlier_x[i]) else ()
@@ -76,14 +76,16 @@ def model_single(batch: SeriesBatch, options: dict[str, Any], modeler: str = "re
     return ModelSet(batch.parameters, count=count, make=make, modeler=modeler)
 
 
-def _store(fits: SingleFits, rows: np.ndarray, result: SingleFits) -> None:
-    for name in ("constant", "alpha", "beta", "c0", "c1", "rss", "smape", "loo_smape", "adjusted_r2"):
-        getattr(fits, name)[rows] = getattr(result, name)
-
-
-def _single_function(fits: SingleFits, i: int, parameter: str) -> Function:
+def single_function(fits: SingleFits, i: int, parameter: str) -> Function:
+    """Series ``i``'s law from search results: ``c0 + c1·x^α·log2^β(x)``, plus ``c2·x^α2·log2^β2(x)`` for
+    a two-term (falling + growing) law, with the falling term first."""
     if fits.constant[i]:
         return Function((parameter,), float(fits.c0[i]))
     alpha = Fraction(int(fits.alpha[i, 0]), int(fits.alpha[i, 1]))
     beta = Fraction(int(fits.beta[i, 0]), int(fits.beta[i, 1]))
-    return simple_function(parameter, float(fits.c0[i]), float(fits.c1[i]), alpha, beta)
+    function = simple_function(parameter, float(fits.c0[i]), float(fits.c1[i]), alpha, beta)
+    if not fits.two_term[i]:
+        return function
+    second = Factor(parameter, Fraction(int(fits.alpha2[i, 0]), int(fits.alpha2[i, 1])),
+                    Fraction(int(fits.beta2[i, 0]), int(fits.beta2[i, 1])))
+    return Function((parameter,), function.constant, (*function.terms, Term(float(fits.c2[i]), (second,))))

@@ -1,11 +1,12 @@
-"""The project's example study: a Score-P-style weak-scaling study of a LULESH-like MPI code.
+"""The project's example studies: Score-P-style weak- and strong-scaling studies of MPI codes.
 
-``python -m pmkit.testing.example_study DIR`` writes ``DIR/lulesh.p{8..512}.r{1..3}/profile.cubex``:
-7 process counts (the cubes LULESH needs), 3 repetitions, one location per MPI rank, metrics
-``time``, ``visits`` and ``bytes_sent``, and a call tree with initialisation, the time-step loop
-(nodal and element kernels, halo exchanges with MPI_Isend/MPI_Irecv/MPI_Waitall), a global
-MPI_Allreduce for the time constraint, a gather of results to rank 0 and output I/O.  Each value
-carries ±2 % uniform noise from a fixed seed.  Planted scalability problems (see :data:`PLANTED`):
+``python -m pmkit.testing.example_study DIR`` writes the weak-scaling study
+``DIR/lulesh.p{8..512}.r{1..3}/profile.cubex``: 7 process counts (the cubes LULESH needs), 3
+repetitions, one location per MPI rank, metrics ``time``, ``visits`` and ``bytes_sent``, and a call
+tree with initialisation, the time-step loop (nodal and element kernels, halo exchanges with
+MPI_Isend/MPI_Irecv/MPI_Waitall), a global MPI_Allreduce for the time constraint, a gather of results
+to rank 0 and output I/O.  Each value carries ±2 % uniform noise from a fixed seed.  Planted
+scalability problems (see :data:`PLANTED`):
 
 * the time-step ``MPI_Allreduce`` grows with log2(p) per rank;
 * the final ``MPI_Gather`` is a linear gather: rank i waits for the root to take i messages, so
@@ -19,13 +20,21 @@ Everything else is flat per rank, as weak scaling should be.
 optimisation, for ``pmkit compare``: a tree gather (``MPI_Gather`` grows with log2(p)), the
 imbalance fixed (every rank does the mean work, and the halo ``MPI_Waitall`` no longer waits for
 it), and a regression: ``EvalEOSForElems`` 15 % slower.
+
+``python -m pmkit.testing.example_study --strong DIR`` writes the strong-scaling study
+``DIR/jacobi.p{2..32}.r{1..3}/profile.cubex`` of :func:`generate_strong`: one global problem on
+p = 2, 4, 8, 16, 32 ranks (five runs, as users bring them), where the compute kernels fall as 1/p,
+the halo exchange as p^(-2/3) (a subdomain's surface), the dot products' ``MPI_Allreduce`` grows
+with log2(p), ``MPI_Init`` with p, and reading the input stays constant — so the run stops
+speeding up (see :data:`STRONG_LAWS`; :func:`strong_times` gives the exact time per rank at any p,
+so a prediction at a left-out larger p can be checked).
 """
 
 from __future__ import annotations
 
 import functools
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -159,6 +168,79 @@ def write_runs(directory: str | Path, callpaths: Sequence[str | Sequence[str]],
     return files
 
 
+STRONG_PROCESSES = (2, 4, 8, 16, 32)
+STRONG_SEED = 20261124
+STRONG_LOOP = "main->solve"
+STENCIL = f"{STRONG_LOOP}->apply_stencil"
+HALO = f"{STRONG_LOOP}->halo_exchange->MPI_Waitall"
+DOT_ALLREDUCE = f"{STRONG_LOOP}->dot_product->MPI_Allreduce"
+MPI_INIT = "main->MPI_Init"
+READ_INPUT = "main->read_input"
+
+STRONG_LAWS: dict[str, tuple[str, object]] = {
+    "main": ("constant", lambda p: 1e-3 + 0 * p),
+    MPI_INIT: ("grows with p (start-up)", lambda p: 0.02 + 4e-4 * p),
+    READ_INPUT: ("constant: every rank reads the input", lambda p: 0.04 + 0 * p),
+    "main->setup": ("falls as 1/p", lambda p: 0.6 / p),
+    STRONG_LOOP: ("constant", lambda p: 1e-4 + 0 * p),
+    STENCIL: ("falls as 1/p (the compute kernel)", lambda p: 9.0 / p),
+    f"{STRONG_LOOP}->update": ("falls as 1/p", lambda p: 2.4 / p),
+    f"{STRONG_LOOP}->halo_exchange": ("falls as 1/p^(2/3) (packing a subdomain's surface)",
+                                      lambda p: 0.1 * p ** (-2 / 3)),
+    HALO: ("latency plus a subdomain's surface: 0.02 + 0.3·p^(-2/3)", lambda p: 0.02 + 0.3 * p ** (-2 / 3)),
+    f"{STRONG_LOOP}->dot_product": ("falls as 1/p", lambda p: 1.2 / p),
+    DOT_ALLREDUCE: ("grows with log2(p): 200 reductions", lambda p: 200 * (3e-6 + 1.5e-5 * np.log2(p))),
+    "main->write_output": ("rank 0 writes: the mean over ranks falls as 1/p", lambda p: 0.2 / p),
+    "main->MPI_Finalize": ("constant", lambda p: 0.01 + 0 * p),
+}
+"""Per call path of the strong-scaling study: the law of its exclusive time per rank (mean over ranks, in
+seconds, for the whole run) in words and as a function of p."""
+STRONG_CALLPATHS = tuple(STRONG_LAWS)
+
+
+def strong_times(p: float, scales: Mapping[str, float] | None = None) -> dict[str, float]:
+    """The exact exclusive time per rank (mean over ranks) of every call path of the strong study at ``p``,
+    each law multiplied by its factor in ``scales`` (default 1)."""
+    scales = scales or {}
+    return {cp: float(law(float(p))) * scales.get(cp, 1.0)  # type: ignore[operator]
+            for cp, (_, law) in STRONG_LAWS.items()}
+
+
+def strong_run_values(p: int, rng: np.random.Generator, scales: Mapping[str, float] | None = None
+                      ) -> dict[str, np.ndarray]:
+    """Exclusive time, visits and bytes sent per call path (rows, in STRONG_CALLPATHS order) and rank."""
+    times = strong_times(p, scales)
+    time = np.array([[times[cp]] * p for cp in STRONG_CALLPATHS])
+    if p > 1:  # only rank 0 writes: the same mean over ranks
+        row = STRONG_CALLPATHS.index("main->write_output")
+        time[row] = np.where(np.arange(p) == 0, times["main->write_output"] * p, 0.0)
+    time *= rng.uniform(1 - NOISE, 1 + NOISE, size=time.shape)
+    visits = np.ones_like(time)
+    for cp in STRONG_CALLPATHS:
+        if cp.startswith(STRONG_LOOP + "->"):
+            visits[STRONG_CALLPATHS.index(cp)] = 200
+    sent = np.zeros_like(time)
+    sent[STRONG_CALLPATHS.index(HALO)] = 200 * 6 * 8 * (256 ** 3 / p) ** (2 / 3)
+    sent[STRONG_CALLPATHS.index(DOT_ALLREDUCE)] = 200 * 8
+    return {"time": time, "visits": visits, "bytes_sent": sent}
+
+
+def generate_strong(directory: str | Path, processes: Sequence[int] = STRONG_PROCESSES,
+                    repetitions: int = REPETITIONS, seed: int = STRONG_SEED,
+                    scales: Mapping[str, float] | None = None) -> list[Path]:
+    """Write the strong-scaling study into ``directory``; returns the files written (same bytes for the same
+    seed).  ``scales`` multiplies the laws of the call paths it names (benchmarks vary the study with it)."""
+    rng = np.random.default_rng(seed)
+    files = []
+    for p in processes:
+        for rep in range(1, repetitions + 1):
+            target = Path(directory) / f"jacobi.p{p}.r{rep}" / "profile.cubex"
+            files.append(write_cube(target, STRONG_CALLPATHS, (TIME, VISITS, BYTES_SENT),
+                                    strong_run_values(p, rng, scales), processes=p,
+                                    creator="pmkit example study, strong scaling (Score-P style)"))
+    return files
+
+
 def command(argv: Sequence[str] | None, module: str, doc: str | None, write: Callable[..., list[Path]],
             flags: Sequence[str] = ()) -> int:
     """``python -m MODULE [--FLAG] DIR``: write a study with ``write(DIR, flag=True, ...)`` and say so; usage
@@ -171,12 +253,20 @@ def command(argv: Sequence[str] | None, module: str, doc: str | None, write: Cal
         print(f"usage: python -m {module}{usage} DIR\n\n" + (doc or "").strip().split("\n\n")[1], file=sys.stderr)
         return 2
     files = write(args[0], **given)
-    print(f"wrote {len(files)} Cube files ({len(PROCESSES)} process counts × {REPETITIONS} repetitions) to {args[0]}")
+    counts = len({f.parent.name.split(".r")[0] for f in files})
+    print(f"wrote {len(files)} Cube files ({counts} process counts × {len(files) // max(counts, 1)} repetitions) "
+          f"to {args[0]}")
     return 0
 
 
+def _write(directory: str | Path, optimised: bool = False, strong: bool = False) -> list[Path]:
+    if strong and optimised:
+        raise SystemExit("--strong and --optimised are two different studies: give one")
+    return generate_strong(directory) if strong else generate(directory, optimised=optimised)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    return command(argv, "pmkit.testing.example_study", __doc__, generate, flags=("optimised",))
+    return command(argv, "pmkit.testing.example_study", __doc__, _write, flags=("optimised", "strong"))
 
 
 if __name__ == "__main__":

@@ -9,6 +9,14 @@ ever committed.  The conventions are Score-P's: one location group ``MPI Rank r`
 starts and ``MpiRecv`` when the receive ends, ``MpiIrecv`` inside the call that completes the
 request, and collective sizes as Score-P records them (:func:`pmkit.mpi_events.scorep_collective_bytes`).
 
+``counters`` maps hardware counter names to how much each counts per timer tick; they are recorded
+as Score-P records PAPI counters: one strictly synchronous class of accumulated ``UINT64`` members
+whose running totals (count × ticks since the start) are written just before every enter and
+leave, so a call path's exclusive count is its exclusive ticks times the count.
+``other_metrics`` declares a class that is not (asynchronous, absolute ``DOUBLE``, like a plugin's
+power meter).  ``display_names`` gives regions the
+name Score-P shows for compiled code (``int main(int, char**)`` for canonical ``main``).
+
 Times are given in seconds and written as ticks of ``timer_resolution`` per second::
 
     with TraceWriter("run.p2.r1", ranks=2) as trace:
@@ -21,7 +29,7 @@ Times are given in seconds and written as ticks of ``timer_resolution`` per seco
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -50,10 +58,19 @@ class RankWriter:
         return tick
 
     def enter(self, time: float, name: str) -> None:
-        self._writer.enter(self._tick(time), self.trace.region(name))
+        tick = self._tick(time)
+        self._counters(tick)
+        self._writer.enter(tick, self.trace.region(name))
 
     def leave(self, time: float, name: str) -> None:
-        self._writer.leave(self._tick(time), self.trace.region(name))
+        tick = self._tick(time)
+        self._counters(tick)
+        self._writer.leave(tick, self.trace.region(name))
+
+    def _counters(self, tick: int) -> None:
+        """The counters' running totals at ``tick``, if the trace records counters."""
+        if self.trace.counter_class is not None:
+            self._writer.metric(tick, self.trace.counter_class, [rate * tick for rate in self.trace.counters.values()])
 
     def region(self, start: float, end: float, name: str) -> None:
         """A call of a (user) region from ``start`` to ``end`` seconds."""
@@ -146,7 +163,8 @@ class TraceWriter:
     """
 
     def __init__(self, folder: str | Path, ranks: int, timer_resolution: int = 1_000_000_000,
-                 program: str = "app") -> None:
+                 program: str = "app", counters: Mapping[str, int] | None = None, other_metrics: Sequence[str] = (),
+                 display_names: dict[str, str] | None = None) -> None:
         import otf2
         from otf2.enums import GroupType, LocationGroupType, LocationType, Paradigm
 
@@ -172,11 +190,28 @@ class TraceWriter:
         defs.comm("MPI_COMM_SELF", group=self_group)
         self._regions: dict[str, Any] = {}
         self._program = program
+        self._display = dict(display_names or {})
+        self.counters = {name: int(rate) for name, rate in (counters or {}).items()}
+        self.counter_class = self._metric_class(list(self.counters), accumulated=True) if self.counters else None
+        if other_metrics:
+            self._metric_class(other_metrics, accumulated=False)
         self._writers = [RankWriter(self, r, self._archive.event_writer_from_location(loc))
                          for r, loc in enumerate(self._locations)]
 
+    def _metric_class(self, names: Sequence[str], accumulated: bool) -> Any:
+        from otf2.enums import Base, MetricMode, MetricOccurrence, MetricType, RecorderKind, Type
+
+        defs = self._archive.definitions
+        members = tuple(defs.metric_member(
+            name, name, metric_type=MetricType.PAPI if accumulated else MetricType.OTHER,
+            metric_mode=MetricMode.ACCUMULATED_START if accumulated else MetricMode.ABSOLUTE_POINT,
+            value_type=Type.UINT64 if accumulated else Type.DOUBLE, base=Base.DECIMAL, exponent=0,
+            unit="#" if accumulated else "W") for name in names)
+        return defs.metric_class(members, occurrence=MetricOccurrence.SYNCHRONOUS_STRICT if accumulated
+                                 else MetricOccurrence.ASYNCHRONOUS, recorder_kind=RecorderKind.CPU)
+
     def region(self, name: str) -> Any:
-        """The region definition of ``name``, created on first use."""
+        """The region definition of ``name`` (its canonical name), created on first use."""
         found = self._regions.get(name)
         if found is None:
             from otf2.enums import Paradigm, RegionRole
@@ -184,7 +219,7 @@ class TraceWriter:
             role, _ = MPI_FUNCTIONS.get(name, ("FUNCTION", None))
             mpi = name in MPI_FUNCTIONS
             found = self._archive.definitions.region(
-                name, canonical_name=name, region_role=getattr(RegionRole, role),
+                self._display.get(name, name), canonical_name=name, region_role=getattr(RegionRole, role),
                 paradigm=Paradigm.MPI if mpi else Paradigm.COMPILER, source_file="MPI" if mpi else f"{self._program}.c")
             self._regions[name] = found
         return found

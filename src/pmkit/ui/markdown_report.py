@@ -88,7 +88,7 @@ def markdown_section(result: InputAnalysis, *, depth: int | None = None, min_sha
               + f", {'inclusive' if report.inclusive else 'exclusive'}, {report.measure} of repetitions",
               f"- modeler: {printable(', '.join(modelers) or '–')}",
               f"- now: {format_point(report.reference)} (largest measured); target: {format_point(report.target)}",
-              ""]
+              _total_line(result), ""]
     findings = result.findings
     if result.detail is not None:
         lines += _detail(result.detail)
@@ -169,10 +169,20 @@ def _overview(report: ScalingReport, names: Sequence[str], *, depth: int | None,
     return lines
 
 
+def _total_line(result: InputAnalysis) -> str:
+    predicted, by = result.predicted_total
+    unit = result.report.unit
+    return (f"- total: {format_value(result.report.total_measured, unit)} now (measured), "
+            f"{format_value(predicted, unit)} at the target ({by})")
+
+
 def _contributed(table: ContributedTable) -> list[str]:
     numeric = {n for n in range(len(table.columns)) if any(isinstance(r[n], int | float) for r in table.rows)}
     rows = [[format_cell(c, table.unit(n)) for n, c in enumerate(row)] for row in table.rows]
-    return [f"### {printable(table.title)}", "", *_table(list(table.columns), rows, right=tuple(sorted(numeric)))]
+    lines = [f"### {printable(table.title)}", "", *_table(list(table.columns), rows, right=tuple(sorted(numeric)))]
+    if table.notes:
+        lines += ["", *(f"_{printable(note)}_" for note in table.notes)]
+    return lines
 
 
 def _detail(detail: CallpathDetail) -> list[str]:

@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from pmkit.names import printable
 
 TIME_UNITS = {"s", "sec", "secs", "second", "seconds"}
+SUBSECOND_UNITS = {"ms": 1e-3, "msec": 1e-3, "us": 1e-6, "usec": 1e-6, "µs": 1e-6, "ns": 1e-9, "nsec": 1e-9}
+"""Time units of a fraction of a second (perf's ``task-clock`` is in msec): shown as seconds with a prefix."""
 COUNT_UNITS = {"#", "occ", "count", "counts", "number", "visits", "calls"}
 """Units of counts: a count is written as a number with an SI prefix and no unit (``16.2 k``)."""
 BYTE_UNITS = {"bytes", "byte", "b"}
@@ -40,6 +42,8 @@ def format_value(value: float | None, unit: str = "", digits: int = 3) -> str:
     """
     if value is None or not math.isfinite(value):
         return "–"
+    if unit.lower() in SUBSECOND_UNITS:
+        value, unit = value * SUBSECOND_UNITS[unit.lower()], "s"
     value = float(f"{value:.{digits}g}")  # round first, so that 999.7 µs becomes 1.00 ms, not 1000 µs
     kind = unit.lower()
     if kind in COUNT_UNITS:

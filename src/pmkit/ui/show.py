@@ -20,7 +20,7 @@ from pmkit.scaling import DEFAULT_SCALE_UP, RANKING_SHARE, default_target
 from pmkit.ui.call_tree import call_tree_view
 from pmkit.ui.detail import detail_view
 from pmkit.ui.findings_panel import findings_panel
-from pmkit.ui.quantities import format_cell, format_number, format_point
+from pmkit.ui.quantities import format_cell, format_number, format_point, format_value
 from pmkit.ui.ranking import ranking_view
 
 
@@ -86,6 +86,9 @@ def header_view(result: InputAnalysis) -> Table:
     grid.add_row("now", f"{format_point(report.reference)} (largest measured)")
     grid.add_row("target", f"{format_point(report.target)}"
                            + (f" ({DEFAULT_SCALE_UP:g}× the largest; choose with --at)" if is_default else ""))
+    predicted, by = result.predicted_total
+    grid.add_row("total", f"{format_value(report.total_measured, report.unit)} now (measured) → "
+                          f"{format_value(predicted, report.unit)} at the target ({by})")
     for warning in data_warnings(experiment):
         grid.add_row(Text("warning", style="yellow"), Text(warning, style="yellow"))
     for path, problem in experiment.provenance.skipped:
@@ -93,15 +96,18 @@ def header_view(result: InputAnalysis) -> Table:
     return grid
 
 
-def contributed_table_view(table: ContributedTable) -> Table:
-    """A table a plugin contributed to the analysis, numbers with their column's unit."""
-    view = Table(box=box.SIMPLE_HEAD, title=table.title, title_justify="left", pad_edge=False, show_edge=False)
+def contributed_table_view(table: ContributedTable) -> RenderableType:
+    """A table a plugin contributed to the analysis, numbers with their column's unit, its notes under it."""
+    view = Table(box=box.SIMPLE_HEAD, title=table.title, title_justify="left", pad_edge=False, show_edge=False,
+                 collapse_padding=True)
     for n, column in enumerate(table.columns):
         numeric = any(isinstance(row[n], int | float) for row in table.rows)
         view.add_column(column, justify="right" if numeric else "left", overflow="fold")
     for row in table.rows:
         view.add_row(*(Text(format_cell(cell, table.unit(n))) for n, cell in enumerate(row)))
-    return view
+    if not table.notes:
+        return view
+    return Group(view, *(Text(note, style="dim") for note in table.notes))
 
 
 def show_view(result: InputAnalysis, *, depth: int | None = None, min_share: float = 0.01, sort: str = "share",
