@@ -1,10 +1,11 @@
 """Peak memory of modeling many series at once, measured in a fresh process.
 
 Prints one JSON object: the resident set size once imports, JIT warm-up and the synthetic batch
-are in memory (``baseline_mb``), the peak resident set size while modeling and building every Model
-(``peak_mb``; on Linux the peak is reset before modeling through ``/proc/self/clear_refs``, elsewhere
-it is the whole process's ``getrusage`` peak), and the peak of Python/numpy allocations while
-modeling (``traced_mb``, from tracemalloc).  Run alone or from test_speed.py:
+are in memory (``baseline_mb``), the peak resident set size once the models are made (as columns,
+``columns_peak_mb``) and once every Model object is built from them too (``peak_mb``; on Linux the
+peak is reset before modeling through ``/proc/self/clear_refs``, elsewhere it is the whole process's
+``getrusage`` peak), and the peak of Python/numpy allocations while modeling and building
+(``traced_mb``, from tracemalloc).  Run alone or from test_speed.py:
 
     python bench/peak_memory.py --series 100000 --points 5
 """
@@ -64,13 +65,14 @@ def main(argv: list[str] | None = None) -> int:
     reset = _reset_peak()
     tracemalloc.start()
     models = modeler.model(batch)
+    columns_peak = (_status_mb("VmHWM") if reset else None) or _maxrss_mb()
     built = sum(1 for m in models if m.function is not None)
     _, traced = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     peak = (_status_mb("VmHWM") if reset else None) or _maxrss_mb()
     json.dump({"modeler": name, "series": args.series, "parameters": args.parameters, "models": len(models),
-               "with_function": built, "baseline_mb": baseline, "peak_mb": peak, "peak_reset": reset,
-               "traced_mb": traced / 2**20}, sys.stdout)
+               "with_function": built, "baseline_mb": baseline, "columns_peak_mb": columns_peak, "peak_mb": peak,
+               "peak_reset": reset, "traced_mb": traced / 2**20}, sys.stdout)
     print()
     return 0
 

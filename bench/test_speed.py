@@ -112,6 +112,7 @@ def test_peak_memory(figures, parameters: int) -> None:
     target = " (target < 1 GB " + ("met)" if result["peak_mb"] < 1024 else "NOT met)") if parameters == 1 else ""
     what = "peak while modeling" if result["peak_reset"] else "process peak"
     figures.append((f"peak memory, {n:,} × {5 ** parameters} points",
-                    f"{what} {result['peak_mb']:.0f} MB{target}; before modeling (imports, warm-up, data) "
+                    f"{what} {result['peak_mb']:.0f} MB{target} ({result['columns_peak_mb']:.0f} MB as columns, "
+                    f"before every Model object is built); before modeling (imports, warm-up, data) "
                     f"{result['baseline_mb']:.0f} MB; numpy/Python allocations while modeling "
                     f"{result['traced_mb']:.0f} MB"))

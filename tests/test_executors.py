@@ -58,7 +58,7 @@ def chunked(monkeypatch):
 
 def _random_experiment(n: int, parameters: int, seed: int = 3, missing: float = 0.04) -> Experiment:
     """``n`` call paths of random laws — falling, flat or growing, half of them with a second, growing
-    term — with ±3% noise, two repetitions, some values missing."""
+    term — with ±3% noise, two repetitions, some values missing, some points far off."""
     rng = np.random.default_rng(seed)
     grid = [2.0, 4, 8, 16, 32, 64, 128] if parameters == 1 else [4.0, 8, 16, 32, 64]
     points = np.array(np.meshgrid(*[grid] * parameters)).reshape(parameters, -1).T
@@ -71,6 +71,7 @@ def _random_experiment(n: int, parameters: int, seed: int = 3, missing: float = 
     law = (c[:, :1] + c[:, 1:2] * np.prod(points[None] ** first[:, None, :], axis=2)
            + c[:, 2:] * (rng.uniform(size=(len(tree), 1)) < 0.5) * np.prod(points[None] ** second[:, None, :], axis=2))
     values = law[:, :, None] * rng.uniform(0.97, 1.03, size=(len(tree), len(points), 2))
+    values[rng.uniform(size=len(tree)) < 0.15, 2] *= 3  # a point far off: left out as an outlier
     values[rng.uniform(size=values.shape[:2]) < missing] = np.nan
     metrics = (Metric("time", "s"), Metric("visits", "occ"))
     return Experiment(("p", "q")[:parameters], points, tree, metrics, {"time": values, "visits": values[::-1] * 7})
@@ -218,6 +219,7 @@ def test_models_in_chunks_on_dask_equal_one_batch_in_process(chunked, dask, monk
     assert any(e.description.startswith(f"modeling {len(here)} series in ") for e in tasks), "went out in chunks"
     assert model_differences(here, there) == []
     assert sum(m.ok and not m.function.is_constant for m in here) > len(here) / 3  # type: ignore[union-attr]
+    assert parameters == 2 or sum(bool(m.outliers) for m in here) >= 5
     assert any(f.exponent < 0 for m in here if m.ok for t in m.function.terms  # falling laws among them
                for f in t.factors)  # type: ignore[union-attr]
 

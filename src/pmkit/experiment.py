@@ -188,6 +188,14 @@ class CallTree(Sequence[Callpath]):
         """Every call path's string form, in position order."""
         return list(self._paths)
 
+    def parents(self) -> np.ndarray:
+        """Every node's parent position (-1 for a root), in position order: the tree as an array."""
+        return np.array(self._parents, dtype=np.int64).reshape(-1)
+
+    def depths(self) -> np.ndarray:
+        """Every node's depth (0 for a root), in position order."""
+        return np.array(self._depths, dtype=np.int64).reshape(-1)
+
 
 @dataclass
 class Provenance:

@@ -14,13 +14,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from pmkit.errors import PluginError
 from pmkit.executors import Executor
-from pmkit.models import Model, ModelSet
+from pmkit.models import ModelSet
 from pmkit.plugins import Registration, call, returned
 from pmkit.series import SeriesBatch
+
+if TYPE_CHECKING:
+    from pmkit.modelcolumns import ModelColumns
 
 MIN_SERIES = 10_000
 """Smallest batch sent out in chunks; equal to the refining search's ``NUMBA_MIN_SERIES``, from which
@@ -61,15 +66,57 @@ def model_chunk(entry: Registration, options: Mapping[str, Any], chunk: SeriesBa
     return chunk_result(models)
 
 
-def chunk_result(models: ModelSet) -> tuple[str, list[Model]]:
-    """What a task sends back for its chunk: the set's modeler and every model, built where the chunk
-    was modeled."""
-    return models.modeler, list(models)
+def chunk_result(models: ModelSet) -> tuple[str, ModelColumns]:
+    """What a task sends back for its chunk: the set's modeler and its models as columns (a few arrays,
+    not an object per model)."""
+    return models.modeler, models.columns
 
 
-def combine_chunks(parameters: Sequence[str], parts: Sequence[Any]) -> ModelSet:
-    """The ModelSet of a whole batch from its chunks' :func:`chunk_result`, in series order."""
-    return ModelSet(parameters, [model for _, models in parts for model in models], modeler=parts[0][0])
+def combine_chunks(parameters: Sequence[str], parts: Sequence[tuple[str, ModelColumns]]) -> ModelSet:
+    """The ModelSet of a whole batch from its chunks' :func:`chunk_result`, in series order: the columns
+    put end to end, term offsets shifted, and notes, modeler names and outliers interned again."""
+    from pmkit.modelcolumns import ModelColumns
+
+    columns = [part for _, part in parts]
+    sizes = np.array([len(part) for part in columns], dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    term_offsets = np.concatenate([[0], np.cumsum([len(part.coefficient) for part in columns])[:-1]])
+    term_start = np.concatenate([[0], *(part.term_start[1:] + offset for part, offset in zip(columns, term_offsets,
+                                                                                            strict=True))])
+    note_groups, note_group = _interned([(part.note_groups, part.note_group) for part in columns], tuple)
+    modelers, modeler_of = _interned([(part.modeler_names, part.modeler_of) for part in columns], str)
+    outliers, outlier_group = _interned([(part.outlier_groups, part.outlier_group) for part in columns],
+                                        lambda points: tuple(tuple(sorted(point.items())) for point in points))
+
+    def joined(name: str) -> np.ndarray:
+        return np.concatenate([getattr(part, name) for part in columns])
+
+    whole = ModelColumns(parameters, [c for part in columns for c in part.callpaths],
+                         [m for part in columns for m in part.metrics], has_function=joined("has_function"),
+                         c0=joined("c0"), term_start=term_start, coefficient=joined("coefficient"),
+                         exponent=joined("exponent"), log_exponent=joined("log_exponent"), quality=joined("quality"),
+                         points=joined("points"), note_group=note_group, note_groups=note_groups,
+                         options=columns[0].options, modeler_of=(modelers, modeler_of),
+                         outliers=(outlier_group, outliers))
+    whole.own_functions = {int(start) + i: function for part, start in zip(columns, starts, strict=True)
+                           for i, function in part.own_functions.items()}
+    return ModelSet(parameters, columns=whole, modeler=parts[0][0])
+
+
+def _interned(parts: Sequence[tuple[Sequence[Any], np.ndarray]], key: Any) -> tuple[list[Any], np.ndarray]:
+    """Distinct values of several (values, per-series index) pairs as one list, and each series' index into it."""
+    index: dict[Any, int] = {}
+    values: list[Any] = []
+    codes = []
+    for distinct, code in parts:
+        remap = np.empty(len(distinct), dtype=np.int64)
+        for k, value in enumerate(distinct):
+            found = index.setdefault(key(value), len(values))
+            if found == len(values):
+                values.append(value)
+            remap[k] = found
+        codes.append(remap[code])
+    return values, np.concatenate(codes) if codes else np.zeros(0, dtype=np.int64)
 
 
 def model_batch(entry: Registration, options: Mapping[str, Any], batch: SeriesBatch, executor: Executor) -> ModelSet:

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, overload
 
 from pmkit.pmnf import Function
+
+if TYPE_CHECKING:
+    from pmkit.modelcolumns import ModelColumns
 
 
 @dataclass(frozen=True)
@@ -69,21 +72,33 @@ class Model:
 
 
 class ModelSet(Sequence[Model]):
-    """The models of many series, in series order; built lazily from ``make(i)`` when given."""
+    """The models of many series, in series order.
+
+    Made from Model objects (``ModelSet(parameters, [Model(...), ...])``, as a third-party modeler
+    returns them), from columns (``ModelSet(parameters, columns=ModelColumns(...))``, as the built-in
+    modelers do: a Model is built only when one is asked for), or lazily from ``make(i)``.
+    :attr:`columns` gives every model as columns whichever way the set was made (built from the
+    objects on first use); the scaling analysis and the writers read those, never the objects.
+    """
 
     def __init__(self, parameters: Sequence[str], models: Sequence[Model] | None = None, *,
                  count: int | None = None, make: Callable[[int], Model] | None = None,
-                 modeler: str = "") -> None:
+                 modeler: str = "", columns: ModelColumns | None = None) -> None:
         self.parameters = tuple(parameters)
-        self.modeler = modeler
+        self._columns = columns
+        self._make: Callable[[int], Model] | None = None
         if models is not None:
             self._cache: list[Model | None] = list(models)
-            self._make = None
+        elif columns is not None:
+            self._cache = [None] * len(columns)
+            self._make = columns.model
+            modeler = modeler or columns.modeler
         else:
             if count is None or make is None:
-                raise ValueError("a lazy ModelSet needs both count and make")
+                raise ValueError("a lazy ModelSet needs both count and make, or columns")
             self._cache = [None] * count
             self._make = make
+        self.modeler = modeler
         self._index: dict[tuple[str, str], int] | None = None
 
     def __len__(self) -> int:
@@ -101,7 +116,8 @@ class ModelSet(Sequence[Model]):
             i += len(self)
         model = self._cache[i]
         if model is None:
-            assert self._make is not None
+            if self._make is None:
+                raise IndexError("model index out of range")
             model = self._cache[i] = self._make(i)
         return model
 
@@ -109,13 +125,39 @@ class ModelSet(Sequence[Model]):
         for i in range(len(self)):
             yield self[i]
 
+    @property
+    def columns(self) -> ModelColumns:
+        """Every model as columns (:class:`~pmkit.modelcolumns.ModelColumns`); built from the objects
+        the first time for a set made of objects."""
+        if self._columns is None:
+            from pmkit.modelcolumns import ModelColumns
+
+            self._columns = ModelColumns.from_models(self.parameters, list(self))
+        return self._columns
+
+    def position(self, callpath: str, metric: str) -> int | None:
+        """The position of the model of (call path, metric), or None (read from the columns when the
+        set was made from them, without building a model)."""
+        if self._index is None:
+            if self._columns is not None:
+                pairs: Iterator[tuple[str, str]] = zip(self._columns.callpaths, self._columns.metrics, strict=True)
+            else:
+                pairs = ((m.callpath, m.metric) for m in self)
+            self._index = {pair: i for i, pair in enumerate(pairs)}
+        return self._index.get((callpath, metric))
+
     def get(self, callpath: str, metric: str) -> Model | None:
         """The model of (call path, metric), or None."""
-        if self._index is None:
-            self._index = {(m.callpath, m.metric): i for i, m in enumerate(self)}
-        i = self._index.get((callpath, metric))
+        i = self.position(callpath, metric)
         return None if i is None else self[i]
 
     def for_metric(self, metric: str) -> list[Model]:
         """The models of ``metric``, in series order."""
         return [m for m in self if m.metric == metric]
+
+    def modelers(self, metric: str | None = None) -> list[str]:
+        """The names of the modelers that made the models (of ``metric``), sorted."""
+        if self._columns is None:
+            return sorted({m.modeler for m in self if m.modeler and (metric is None or m.metric == metric)})
+        columns = self._columns
+        return columns.modelers(None if metric is None else columns.rows_of_metric(metric))

@@ -49,8 +49,47 @@ def fraction_text(value: Fraction) -> str:
 
 
 def _number_text(value: float, digits: int) -> str:
-    text = f"{value:.{digits}g}"
-    return text.replace("e+0", "e+").replace("e-0", "e-")
+    return number_texts([value], digits)[0]
+
+
+def number_texts(values: Iterable[float], digits: int) -> list[str]:
+    """Numbers as the notations write them: ``digits`` significant digits, exponents without a leading
+    zero (``1e+5``); many at once, as the model writers need them."""
+    texts = ["%.*g" % (digits, v) for v in values]  # noqa: UP031 -- as f"{v:.{digits}g}", twice as fast
+    return [t.replace("e+0", "e+").replace("e-0", "e-") if "e" in t else t for t in texts]
+
+
+def _extrap_term(coefficient: str, body: str) -> str:
+    return f"{coefficient} * {body}" if body else coefficient
+
+
+def _pretty_term(magnitude: str, body: str) -> str:
+    return f"{magnitude}·{body}" if body else magnitude
+
+
+def extrap_notation(constant: str, terms: Sequence[tuple[str, str]]) -> str:
+    """Extra-P's notation of ``constant + Σ coefficient · body`` from the texts of the constant and of each
+    term's coefficient (:func:`number_texts`) and body (:meth:`Term.extrap_body`): the one place that
+    notation is written, for a :class:`Function` and for the columns of many models."""
+    text = constant
+    for coefficient, body in terms:
+        text += f" + {_extrap_term(coefficient, body)}"
+    return text.replace("+ -", "- ")
+
+
+def pretty_notation(constant: str | None, terms: Sequence[tuple[bool, str, str]]) -> str:
+    """The compact notation from the constant's text (None: left out) and each term's sign (negative or
+    not), magnitude text and body (:meth:`Term.pretty_body`)."""
+    parts = [] if constant is None else [constant]
+    for negative, magnitude, body in terms:
+        text = _pretty_term(magnitude, body)
+        parts.append((f"- {text}" if negative else f"+ {text}") if parts else (f"-{text}" if negative else text))
+    return " ".join(parts)
+
+
+def shows_constant(constant: float, terms: int) -> bool:
+    """Whether the compact notation writes the constant: when it is not 0, or there are no terms."""
+    return constant != 0 or not terms
 
 
 @dataclass(frozen=True, order=True)
@@ -172,15 +211,20 @@ class Term:
                 return factor.exponent, factor.log_exponent
         return Fraction(0), Fraction(0)
 
+    def extrap_body(self) -> str:
+        """The factors in Extra-P's notation, ``p^(1) * log2(p)^(1)`` (empty for a constant term)."""
+        return " * ".join(f.extrap_text() for f in self.factors)
+
+    def pretty_body(self) -> str:
+        """The factors in compact notation, ``p·log2(p)`` (empty for a constant term)."""
+        return "·".join(f.pretty_text() for f in self.factors)
+
     def extrap_text(self, digits: int = 10) -> str:
-        body = " * ".join(f.extrap_text() for f in self.factors)
-        coefficient = _number_text(self.coefficient, digits)
-        return f"{coefficient} * {body}" if body else coefficient
+        return _extrap_term(_number_text(self.coefficient, digits), self.extrap_body())
 
     def pretty_text(self, digits: int = 4) -> str:
-        body = "·".join(f.pretty_text() for f in self.factors)
-        coefficient = _number_text(abs(self.coefficient), digits)
-        return f"{coefficient}·{body}" if body else coefficient
+        """The term without its sign: ``0.02·p·log2(p)``."""
+        return _pretty_term(_number_text(abs(self.coefficient), digits), self.pretty_body())
 
     def to_json(self) -> dict[str, Any]:
         return {"coefficient": self.coefficient, "factors": [f.to_json() for f in self.factors]}
@@ -312,24 +356,14 @@ class Function:
 
     def extrap_text(self, digits: int = 10) -> str:
         """Extra-P's notation: ``3.1 + 0.02 * p^(1) * log2(p)^(1)``."""
-        text = _number_text(self.constant, digits)
-        for term in self.terms:
-            text += f" + {term.extrap_text(digits)}"
-        return text.replace("+ -", "- ")
+        return extrap_notation(_number_text(self.constant, digits),
+                               [(_number_text(t.coefficient, digits), t.extrap_body()) for t in self.terms])
 
     def pretty_text(self, digits: int = 4) -> str:
         """Compact notation for people: ``3.1 + 0.02·p·log2(p)``."""
-        parts = []
-        if self.constant != 0 or not self.terms:
-            parts.append(_number_text(self.constant, digits))
-        for term in self.terms:
-            sign = "-" if term.coefficient < 0 else "+"
-            body = term.pretty_text(digits)
-            if not parts:
-                parts.append(body if sign == "+" else f"-{body}")
-            else:
-                parts.append(f"{sign} {body}")
-        return " ".join(parts)
+        constant = _number_text(self.constant, digits) if shows_constant(self.constant, len(self.terms)) else None
+        return pretty_notation(constant, [(t.coefficient < 0, _number_text(abs(t.coefficient), digits), t.pretty_body())
+                                          for t in self.terms])
 
     def __str__(self) -> str:
         return self.pretty_text()

@@ -12,13 +12,14 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
 from pmkit.constraints import Constraint
 from pmkit.errors import UsageError
 from pmkit.experiment import Experiment
-from pmkit.growth import Growth, growth_of
+from pmkit.growth import Growth
 from pmkit.models import Model, ModelSet
 from pmkit.names import display_names, display_path
 from pmkit.pmnf import Function
@@ -110,9 +111,83 @@ class CallpathScaling:
                 "prior_note": self.prior_note}
 
 
+@dataclass(frozen=True)
+class ScalingColumns:
+    """The numbers of every :class:`CallpathScaling` row as arrays, one entry per call path in tree order.
+
+    ``model`` is the position of the row's model in the report's ModelSet (-1: none);
+    ``growth_code`` indexes ``growth_classes`` (-1: none); ``prior_notes`` holds the rows a prior
+    restricted; ``parent`` (-1 for a root) and ``depth`` are the call tree's.  The views filter, sort
+    and fold the tree on these and build row objects only for what they show.
+    """
+
+    model: np.ndarray
+    has_function: np.ndarray
+    measured: np.ndarray
+    share: np.ndarray
+    fitted: np.ndarray
+    predicted: np.ndarray
+    predicted_share: np.ndarray
+    growth: np.ndarray
+    growth_code: np.ndarray
+    growth_classes: list[Growth]
+    prior_notes: dict[int, str]
+    branch_share: np.ndarray
+    branch_predicted_share: np.ndarray
+    branch_predicted: np.ndarray
+    measured_points: np.ndarray
+    parent: np.ndarray
+    depth: np.ndarray
+
+    def growth_class(self, index: int) -> Growth | None:
+        code = int(self.growth_code[index])
+        return None if code < 0 else self.growth_classes[code]
+
+
+class _Rows(Sequence[CallpathScaling]):
+    """A report's rows, each built (once) when it is first asked for."""
+
+    def __init__(self, report: ScalingReport) -> None:
+        self._report = report
+        self._built: list[CallpathScaling | None] = [None] * len(report.columns.model)
+
+    def __len__(self) -> int:
+        return len(self._built)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        row = self._built[i]
+        if row is None:
+            row = self._built[i] = self._report.build_row(i)
+        return row
+
+
+class _RowsAt(Sequence[CallpathScaling | None]):
+    """``rows[indices[i]]`` (None where the index is -1), each built when asked for."""
+
+    def __init__(self, rows: Sequence[CallpathScaling], indices: np.ndarray) -> None:
+        self._rows, self._indices = rows, indices
+
+    def __len__(self) -> int:
+        return len(self._indices)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        index = int(self._indices[i])
+        return None if index < 0 else self._rows[index]
+
+
 @dataclass
 class ScalingReport:
-    """The scaling analysis of one metric of an experiment: a row per call path, in call-tree order."""
+    """The scaling analysis of one metric of an experiment: a row per call path, in call-tree order.
+
+    The numbers live in :attr:`columns`; :attr:`rows` builds a :class:`CallpathScaling` (with its
+    Model) only for the rows asked for, so a view of 100,000 call paths builds the few it shows.
+    """
 
     experiment: Experiment
     metric: str
@@ -124,29 +199,45 @@ class ScalingReport:
     target: dict[str, float]
     total_measured: float
     total_predicted: float
-    rows: list[CallpathScaling]
+    models: ModelSet
+    columns: ScalingColumns
+
+    def __post_init__(self) -> None:
+        self.rows: Sequence[CallpathScaling] = _Rows(self)
+
+    def build_row(self, i: int) -> CallpathScaling:
+        """Row ``i`` as an object (see :attr:`rows`, which keeps it)."""
+        c = self.columns
+        node = self.experiment.callpaths[i]
+        position = int(c.model[i])
+        model = self.models[position] if position >= 0 else None
+        return CallpathScaling(i, node.path, node.name, node.depth, model, float(c.measured[i]), float(c.share[i]),
+                               float(c.fitted[i]), float(c.predicted[i]), float(c.predicted_share[i]),
+                               float(c.growth[i]), c.growth_class(i), c.prior_notes.get(i),
+                               float(c.branch_share[i]), float(c.branch_predicted_share[i]),
+                               float(c.branch_predicted[i]), int(c.measured_points[i]))
 
     def row(self, callpath: str) -> CallpathScaling:
         """The row of ``callpath``: a full path, or the end of one (``solve->MPI_Allreduce``, a region
         name) when only one call path ends so; region names may be short ones as the views show them
         (``CalcForceForNodes`` for ``void CalcForceForNodes(Domain&)``).  UsageError listing candidates
         otherwise."""
-        if callpath in self.experiment.callpaths:
-            return self.rows[self.experiment.callpaths.index(callpath)]
-        ending = [r for r in self.rows if r.callpath.endswith("->" + callpath)]
+        tree = self.experiment.callpaths
+        if callpath in tree:
+            return self.rows[tree.index(callpath)]
+        paths = tree.paths()
+        ending = [i for i, path in enumerate(paths) if path.endswith("->" + callpath)]
         if not ending:
-            tree = self.experiment.callpaths
             names = display_names(tree)
-            shown = [display_path(tree, r.index, names) for r in self.rows]
-            ending = [r for r, path in zip(self.rows, shown, strict=True)
-                      if path == callpath or path.endswith("->" + callpath)]
+            shown = (display_path(tree, i, names) for i in range(len(paths)))
+            ending = [i for i, path in enumerate(shown) if path == callpath or path.endswith("->" + callpath)]
         if len(ending) == 1:
-            return ending[0]
+            return self.rows[ending[0]]
         if ending:
-            listed = ", ".join(r.callpath for r in ending[:5])
+            listed = ", ".join(paths[i] for i in ending[:5])
             raise UsageError(f"call path {callpath!r} is ambiguous: {listed}" + (", ..." if len(ending) > 5 else ""))
-        leaf = callpath.split("->")[-1]
-        near = [r.callpath for r in self.rows if leaf and leaf.lower() in r.name.lower()][:5]
+        leaf = callpath.split("->")[-1].lower()
+        near = [path for path in paths if leaf and leaf in path.rsplit("->", 1)[-1].lower()][:5]
         hint = f"; did you mean {', '.join(near)}?" if near else ""
         raise UsageError(f"no call path {callpath!r} in the experiment{hint}")
 
@@ -156,25 +247,72 @@ class ScalingReport:
     def roots(self) -> list[CallpathScaling]:
         return [self.rows[i] for i in self.experiment.callpaths.roots()]
 
+    @cached_property
+    def _preorder(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The call paths in the order :meth:`branch` visits them (each node, then its children's
+        branches, last child first), each node's place in that order, and its branch's size."""
+        tree = self.experiment.callpaths
+        order: list[int] = []
+        for root in reversed(tree.roots()):
+            stack = [root]
+            while stack:
+                i = stack.pop()
+                order.append(i)
+                stack.extend(tree.children(i))
+        order_arr = np.array(order, dtype=np.int64)
+        place = np.empty(len(order_arr), dtype=np.int64)
+        place[order_arr] = np.arange(len(order_arr))
+        return order_arr, place, self.descendants() + 1
+
     def branch(self, index: int) -> list[CallpathScaling]:
         """The row at ``index`` and every row below it."""
-        out, stack = [], [index]
-        while stack:
-            i = stack.pop()
-            out.append(self.rows[i])
-            stack.extend(self.experiment.callpaths.children(i))
-        return out
+        return [self.rows[i] for i in self._branch_indices(index).tolist()]
+
+    def _branch_indices(self, index: int) -> np.ndarray:
+        order, place, size = self._preorder
+        return order[place[index]:place[index] + size[index]]
+
+    def descendants(self) -> np.ndarray:
+        """Per call path, the number of call paths below it."""
+        c = self.columns
+        count = np.zeros(len(c.parent), dtype=np.int64)
+        for level in range(int(c.depth.max()) if len(c.depth) else 0, 0, -1):
+            at = np.flatnonzero(c.depth == level)
+            np.add.at(count, c.parent[at], count[at] + 1)
+        return count
+
+    def shown(self, depth: int | None = None, min_share: float = 0.0) -> np.ndarray:
+        """Which call paths a tree view keeps: within ``depth`` levels, and taking at least ``min_share``
+        now or at the target, on its own or with its branch — or with a kept call path below it."""
+        c = self.columns
+        keep = np.zeros(len(c.depth), dtype=bool)
+        for shares in (c.share, c.predicted_share, c.branch_share, c.branch_predicted_share):
+            keep |= _zeroed(shares, -math.inf) >= min_share
+        if depth is not None:
+            keep &= c.depth < depth
+        for level in range(int(c.depth.max()) if len(c.depth) else 0, 0, -1):
+            at = np.flatnonzero((c.depth == level) & keep)
+            keep[c.parent[at]] = True
+        return keep
 
     def branch_growth(self, index: int, min_share: float = 0.0) -> CallpathScaling | None:
         """The fastest-growing row in the branch at ``index`` taking at least ``min_share`` at the target.
 
         Lets a collapsed call path show that something below it grows; None when nothing has a model.
         """
-        rows = [r for r in self.branch(index) if r.has_model and r.growth_class is not None
-                and (r.index == index or (math.isfinite(r.predicted_share) and r.predicted_share >= min_share))]
-        if not rows:
+        c = self.columns
+        rows = self._branch_indices(index)
+        with np.errstate(invalid="ignore"):
+            ok = (c.has_function[rows] & (c.growth_code[rows] >= 0)
+                  & ((rows == index) | (c.predicted_share[rows] >= min_share)))
+        rows = rows[ok]
+        if rows.size == 0:
             return None
-        return max(rows, key=lambda r: (r.growth_class.order, _or_zero(r.growth), r.index == index))
+        order = np.array([g.order for g in c.growth_classes] or [(0.0, 0.0, 0.0)])[c.growth_code[rows]]
+        growth = _zeroed(c.growth[rows])
+        # the largest (class order, growth, is the row itself); of equals, the first in branch order
+        best = np.lexsort((-np.arange(rows.size), rows == index, growth, order[:, 2], order[:, 1], order[:, 0]))[-1]
+        return self.rows[int(rows[best])]
 
     def ranking(self, min_share: float = 0.0, limit: int | None = None) -> list[CallpathScaling]:
         """Call paths whose model grows towards the target, fastest first.
@@ -182,11 +320,26 @@ class ScalingReport:
         Only call paths taking at least ``min_share`` (a fraction) of the predicted total are
         ranked, so that a negligible call path growing fast does not hide the ones that matter.
         """
-        rows = [r for r in self.rows if r.has_model and math.isfinite(r.growth) and r.growth > 1.0 + 1e-9
-                and r.growth_class is not None and r.growth_class.level > 0
-                and (not math.isfinite(r.predicted_share) or r.predicted_share >= min_share)]
+        c = self.columns
+        levels = np.array([g.level for g in c.growth_classes] + [0])[c.growth_code]
+        with np.errstate(invalid="ignore"):
+            ok = (c.has_function & np.isfinite(c.growth) & (c.growth > 1.0 + 1e-9) & (levels > 0)
+                  & (~np.isfinite(c.predicted_share) | (c.predicted_share >= min_share)))
+        candidates = np.flatnonzero(ok)
+        share = _zeroed(c.predicted_share)
+        order = candidates[np.lexsort((-share[candidates], -c.growth[candidates]))]
+        if limit is not None and len(order) > limit:  # the first ``limit`` and all that tie with the last
+            last = order[limit - 1]
+            tied = (c.growth[order] == c.growth[last]) & (share[order] == share[last])
+            order = order[:int(np.flatnonzero(tied).max()) + 1]
+        rows = [self.rows[i] for i in order.tolist()]
         rows.sort(key=lambda r: (-r.growth, -_or_zero(r.predicted_share), r.callpath))
         return rows if limit is None else rows[:limit]
+
+    def modelers(self) -> list[str]:
+        """The modelers of the rows' models, sorted."""
+        position = self.columns.model
+        return self.models.columns.modelers(position[position >= 0])
 
     def sort_key(self, sort: str, min_share: float = 0.0):
         """A key ordering siblings by ``share`` (of their branch at the target), ``growth`` or ``name``.
@@ -211,26 +364,61 @@ class ScalingReport:
             return by_growth
         return share
 
-    def branch_growths(self, min_share: float = 0.0) -> list[CallpathScaling | None]:
-        """Per call path, :meth:`branch_growth` of its branch, for all of them in one pass up the tree."""
-        def key(r: CallpathScaling) -> tuple:
-            return (r.growth_class.order, _or_zero(r.growth))  # type: ignore[union-attr]
+    def branch_growths(self, min_share: float = 0.0) -> Sequence[CallpathScaling | None]:
+        """Per call path, the fastest-growing row of its branch: its own model, or one below taking at
+        least ``min_share`` at the target (of equals, the first in the tree's order); rows built on access.
 
-        def better(a: CallpathScaling | None, b: CallpathScaling | None) -> CallpathScaling | None:
-            if a is None or b is None:
-                return a or b
-            return b if key(b) > key(a) else a
+        Computed on the arrays in one pass up the tree: each row's key (growth class order, growth)
+        becomes a rank, ties broken by the place in the tree, and each level hands its best up.
+        """
+        c = self.columns
+        n = len(c.parent)
+        modeled = c.has_function & (c.growth_code >= 0)
+        large = modeled & (_zeroed(c.predicted_share, -math.inf) >= min_share)
+        order = np.array([g.order for g in c.growth_classes] or [(0.0, 0.0, 0.0)])[np.maximum(c.growth_code, 0)]
+        keys = np.column_stack([order, _zeroed(c.growth)])
+        by_key = np.lexsort(keys.T[::-1])
+        distinct = np.r_[True, (keys[by_key][1:] != keys[by_key][:-1]).any(axis=1)]
+        rank = np.empty(n, dtype=np.int64)
+        rank[by_key] = np.cumsum(distinct)
+        nodes, place = self._tree_order
+        score = rank * n + (n - 1 - place)  # the higher rank, then the earlier place
+        best, below = np.where(modeled, score, -1), np.where(large, score, -1)
+        for level in range(int(c.depth.max()) if n else 0, 0, -1):
+            at = np.flatnonzero(c.depth == level)
+            np.maximum.at(best, c.parent[at], below[at])
+            np.maximum.at(below, c.parent[at], below[at])
+        winner = np.where(best >= 0, nodes[n - 1 - best % n], -1)
+        return _RowsAt(self.rows, winner)
 
-        modeled = [r if r.has_model and r.growth_class is not None else None for r in self.rows]
-        large = [r if r is not None and math.isfinite(r.predicted_share) and r.predicted_share >= min_share
-                 else None for r in modeled]
-        best: list[CallpathScaling | None] = list(modeled)
-        below: list[CallpathScaling | None] = list(large)
-        for cp in sorted(self.experiment.callpaths, key=lambda c: -c.depth):
-            if cp.parent is not None:
-                best[cp.parent] = better(best[cp.parent], below[cp.index])
-                below[cp.parent] = better(below[cp.parent], below[cp.index])
-        return best
+    @cached_property
+    def _tree_order(self) -> tuple[np.ndarray, np.ndarray]:
+        """The call paths in tree order (each before its children, children in order) and each one's place."""
+        tree = self.experiment.callpaths
+        nodes: list[int] = []
+        stack = list(reversed(tree.roots()))
+        while stack:
+            i = stack.pop()
+            nodes.append(i)
+            stack.extend(reversed(tree.children(i)))
+        order = np.array(nodes, dtype=np.int64)
+        place = np.empty(len(order), dtype=np.int64)
+        place[order] = np.arange(len(order))
+        return order, place
+
+    def rows_json(self, indices: Sequence[int]) -> list[dict[str, object]]:
+        """``rows[i].to_json()`` for each of ``indices``, from the arrays (no row object); NaN stays NaN."""
+        c = self.columns
+        classes = [g.to_json() for g in c.growth_classes]
+        paths = self.experiment.callpaths.paths()
+        values = [c.measured, c.share, c.fitted, c.predicted, c.predicted_share, c.growth]
+        index = np.asarray(indices, dtype=np.int64)
+        measured, share, fitted, predicted, predicted_share, growth = (v[index].tolist() for v in values)
+        codes = c.growth_code[index].tolist()
+        return [{"callpath": paths[i], "measured": measured[k], "share": share[k], "fitted": fitted[k],
+                 "predicted": predicted[k], "predicted_share": predicted_share[k], "growth": growth[k],
+                 "growth_class": None if codes[k] < 0 else classes[codes[k]], "prior_note": c.prior_notes.get(i)}
+                for k, i in enumerate(index.tolist())]
 
     def prediction_document(self) -> dict[str, object]:
         """The analysis as JSON: metric, reference and target points, totals (rows are per model)."""
@@ -243,6 +431,11 @@ def _or_zero(value: float) -> float:
     return value if math.isfinite(value) else 0.0
 
 
+def _zeroed(values: np.ndarray, instead: float = 0.0) -> np.ndarray:
+    """``values`` with every non-finite entry replaced by ``instead`` (:func:`_or_zero` for arrays)."""
+    return np.where(np.isfinite(values), values, instead)
+
+
 def evaluate(function: Function | None, point: Mapping[str, float]) -> float:
     """``function`` at one ``point`` (NaN without a function); overflow gives inf, not a warning."""
     if function is None:
@@ -252,6 +445,17 @@ def evaluate(function: Function | None, point: Mapping[str, float]) -> float:
     return float(value)
 
 
+def model_positions(models: ModelSet, metric: str, paths: Sequence[str]) -> np.ndarray:
+    """Per call path (``paths``, in tree order) the position of its model of ``metric`` in ``models``
+    (the last one when a call path has several), -1 where it has none."""
+    columns = models.columns
+    rows = columns.rows_of_metric(metric)
+    if len(rows) == len(paths) and [columns.callpaths[r] for r in rows.tolist()] == list(paths):
+        return rows
+    position = {columns.callpaths[r]: r for r in rows.tolist()}
+    return np.fromiter((position.get(path, -1) for path in paths), dtype=np.int64, count=len(paths))
+
+
 def analyse(experiment: Experiment, models: ModelSet | Sequence[Model], metric: str | None = None,
             target: Mapping[str, float] | None = None, measure: str = "mean",
             constraints: Mapping[str, Constraint] | None = None) -> ScalingReport:
@@ -259,26 +463,35 @@ def analyse(experiment: Experiment, models: ModelSet | Sequence[Model], metric: 
 
     Shares are of the total of the metric: the sum over root call paths for an inclusive metric,
     over all call paths for an exclusive one.  Call paths without a model keep NaN predictions.
-    ``constraints`` (from a prior) mark the rows whose model the prior restricted.
+    ``constraints`` (from a prior) mark the rows whose model the prior restricted.  Every model is
+    evaluated at once from the model columns (:meth:`pmkit.modelcolumns.ModelColumns.evaluate`, the
+    values :func:`evaluate` gives one function).
     """
     metric = metric or default_metric(experiment)
     if metric not in experiment.measurements:
         raise UsageError(f"no metric {metric!r}; the experiment has {', '.join(experiment.metric_names)}")
+    if not isinstance(models, ModelSet):
+        models = ModelSet(experiment.parameters, list(models))
     info = experiment.metric(metric)
-    by_path = {m.callpath: m for m in models if m.metric == metric}
+    tree = experiment.callpaths
+    parent, depth = tree.parents(), tree.depths()
     ref = reference_index(experiment)
     reference = {name: float(v) for name, v in zip(experiment.parameters, experiment.points[ref], strict=True)}
     goal = resolve_target(experiment, target)
     measured = experiment.values(metric, measure)[:, ref]
     measured_at = np.isfinite(experiment.measurements[metric]).any(axis=2).sum(axis=1)
-    fitted = np.full(len(experiment.callpaths), np.nan)
-    predicted = np.full(len(experiment.callpaths), np.nan)
-    for cp in experiment.callpaths:
-        model = by_path.get(cp.path)
-        if model is not None and model.function is not None:
-            fitted[cp.index] = evaluate(model.function, reference)
-            predicted[cp.index] = evaluate(model.function, goal)
-    counted = experiment.callpaths.roots() if info.inclusive else list(range(len(experiment.callpaths)))
+    columns = models.columns
+    position = model_positions(models, metric, tree.paths())
+    has = position >= 0
+    with_function = has & columns.has_function[np.where(has, position, 0)]
+    fitted = np.full(len(tree), np.nan)
+    predicted = np.full(len(tree), np.nan)
+    if with_function.any():
+        fitted[with_function] = columns.evaluate(reference)[position[with_function]]
+        predicted[with_function] = columns.evaluate(goal)[position[with_function]]
+    codes, classes = columns.growth()
+    growth_code = np.where(has, codes[np.where(has, position, 0)], -1)
+    counted = tree.roots() if info.inclusive else list(range(len(tree)))
     # shares are of non-negative parts, now and then alike (a negative value or prediction counts 0)
     measured_part = np.clip(measured, 0.0, None)
     clipped = np.clip(predicted, 0.0, None)
@@ -287,23 +500,21 @@ def analyse(experiment: Experiment, models: ModelSet | Sequence[Model], metric: 
     total_predicted = float(np.nansum(clipped[counted])) if np.isfinite(clipped[counted]).any() else math.nan
     branch_measured, branch_predicted = measured_part.copy(), clipped.copy()
     if not info.inclusive:
-        branch_measured = _branch_sums(experiment, measured_part)
-        branch_predicted = _branch_sums(experiment, clipped)
-    rows = []
-    for cp in experiment.callpaths:
-        i = cp.index
-        model = by_path.get(cp.path)
-        growth = predicted[i] / fitted[i] if fitted[i] > 0 else math.nan
-        rows.append(CallpathScaling(i, cp.path, cp.name, cp.depth, model, float(measured[i]),
-                                    _part(measured_part[i], total_measured), float(fitted[i]), float(predicted[i]),
-                                    _part(clipped[i], total_predicted), float(growth),
-                                    growth_of(model.function) if model is not None else None,
-                                    prior_note((constraints or {}).get(cp.path), experiment.parameters),
-                                    _part(branch_measured[i], total_measured),
-                                    _part(branch_predicted[i], total_predicted), float(branch_predicted[i]),
-                                    int(measured_at[i])))
+        branch_measured = _branch_sums(parent, depth, measured_part)
+        branch_predicted = _branch_sums(parent, depth, clipped)
+    with np.errstate(all="ignore"):
+        growth = np.where(fitted > 0, predicted / np.where(fitted > 0, fitted, 1.0), np.nan)
+    notes = {}
+    for path, constraint in (constraints or {}).items():
+        note = prior_note(constraint, experiment.parameters)
+        if note is not None and path in tree:
+            notes[tree.index(path)] = note
+    rows = ScalingColumns(position, with_function, measured, _part(measured_part, total_measured), fitted, predicted,
+                          _part(clipped, total_predicted), growth, growth_code, classes, notes,
+                          _part(branch_measured, total_measured), _part(branch_predicted, total_predicted),
+                          branch_predicted, measured_at.astype(np.int64), parent, depth)
     return ScalingReport(experiment, metric, info.unit, info.inclusive, measure, reference, ref, goal,
-                         total_measured, total_predicted, rows)
+                         total_measured, total_predicted, models, rows)
 
 
 def prior_note(constraint: Constraint | None, parameters: Sequence[str]) -> str | None:
@@ -319,18 +530,20 @@ def prior_note(constraint: Constraint | None, parameters: Sequence[str]) -> str 
     return constraint.note() if restricts else None
 
 
-def _part(value: float, total: float) -> float:
-    if not (math.isfinite(value) and math.isfinite(total)) or total <= 0:
-        return math.nan
-    return float(value / total)
+def _part(values: np.ndarray, total: float) -> np.ndarray:
+    """``values / total`` where both are finite and the total positive, else NaN."""
+    if not (math.isfinite(total) and total > 0):
+        return np.full(len(values), np.nan)
+    with np.errstate(invalid="ignore"):
+        return np.where(np.isfinite(values), values / total, np.nan)
 
 
-def _branch_sums(experiment: Experiment, values: np.ndarray) -> np.ndarray:
+def _branch_sums(parent: np.ndarray, depth: np.ndarray, values: np.ndarray) -> np.ndarray:
     """Each call path's value plus all its descendants' (NaN counted as 0 unless all are NaN)."""
     sums = np.where(np.isfinite(values), values, 0.0)
     seen = np.isfinite(values)
-    for cp in sorted(experiment.callpaths, key=lambda c: -c.depth):
-        if cp.parent is not None:
-            sums[cp.parent] += sums[cp.index]
-            seen[cp.parent] |= seen[cp.index]
+    for level in range(int(depth.max()) if len(depth) else 0, 0, -1):
+        at = np.flatnonzero(depth == level)
+        np.add.at(sums, parent[at], sums[at])
+        np.logical_or.at(seen, parent[at], seen[at])
     return np.where(seen, sums, np.nan)

@@ -44,10 +44,16 @@ def show_document(analysis: Analysis) -> dict[str, Any]:
             entries.append(entry)
     findings = [f for result in analysis.inputs for f in result.findings or ()]
     document = _document(parameters, entries, [r.source for r in analysis.inputs], analysis.skipped, findings)
-    document["show"] = [{"source": r.source, **r.report.prediction_document(),
-                         **({"detail": r.detail.to_json()} if r.detail is not None else {}),
-                         "total": _total(r), "tables": [t.to_json() for t in r.tables]} for r in analysis.inputs]
+    document["show"] = show_inputs(analysis)
     return finite_json(document)
+
+
+def show_inputs(analysis: Analysis) -> list[dict[str, Any]]:
+    """The ``show`` member of ``pmkit show --json``: per input the reference point, target, totals,
+    detail and contributed tables."""
+    return [{"source": r.source, **r.report.prediction_document(),
+             **({"detail": r.detail.to_json()} if r.detail is not None else {}),
+             "total": _total(r), "tables": [t.to_json() for t in r.tables]} for r in analysis.inputs]
 
 
 def compare_document(comparison: Comparison, *, min_share: float = 0.01, top: int = 5) -> dict[str, Any]:

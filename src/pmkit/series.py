@@ -59,10 +59,13 @@ class SeriesBatch:
                         constraints: dict[str, Constraint] | None = None) -> SeriesBatch:
         """Every (call path, metric) of ``experiment`` — or the chosen ones — as one batch."""
         metric_names = list(metrics) if metrics else experiment.metric_names
+        every = experiment.callpaths.paths()
         if callpaths is None:
-            cp_index = list(range(len(experiment.callpaths)))
+            cp_index: list[int] | slice = slice(None)
+            paths = every
         else:
             cp_index = [experiment.callpaths.index(c) for c in callpaths]
+            paths = [every[i] for i in cp_index]
         reps = max(experiment.measurements[m].shape[2] for m in metric_names)
         blocks = []
         for m in metric_names:
@@ -71,10 +74,9 @@ class SeriesBatch:
                 pad = np.full((*arr.shape[:2], reps - arr.shape[2]), np.nan)
                 arr = np.concatenate([arr, pad], axis=2)
             blocks.append(arr)
-        values = np.concatenate(blocks, axis=0)
-        paths = [experiment.callpaths[i].path for i in cp_index]
+        values = blocks[0] if len(blocks) == 1 else np.concatenate(blocks, axis=0)  # one metric: no copy
         cps = paths * len(metric_names)
-        mets = [m for m in metric_names for _ in cp_index]
+        mets = [m for m in metric_names for _ in paths]
         cons = None
         if constraints:
             cons = [constraints.get(c) for c in cps]

@@ -203,14 +203,16 @@ def output(out: Path | None, inputs: Sequence[str | os.PathLike] = (), *, binary
     A regular file is written to a temporary file in its folder and renamed into place only when
     the block ends without an exception, so an interrupted or failed render leaves the old file as
     it was.  A device or pipe (``/dev/null``, ``/dev/stdout``) is written directly.  I/O errors
-    become :class:`~pmkit.errors.OutputError` naming ``out``.  ``binary`` gives a byte stream (stdout's buffer).
+    become :class:`~pmkit.errors.OutputError` naming ``out``.  ``binary`` gives a stream of bytes
+    (stdout's buffer) instead of text.
     """
     from pmkit.errors import OutputError
 
     if out is None:
         try:
-            yield sys.stdout.buffer if binary else sys.stdout
-            sys.stdout.flush()
+            stream = _binary_stdout() if binary else sys.stdout
+            yield stream
+            stream.flush()
         except BrokenPipeError:
             raise
         except OSError as exc:  # stdout redirected to a full disk, say
@@ -240,6 +242,28 @@ def output(out: Path | None, inputs: Sequence[str | os.PathLike] = (), *, binary
     except BaseException:
         _remove(temporary)
         raise
+
+
+def _binary_stdout() -> Any:
+    """stdout as a stream of bytes: its buffer (after what was written as text), or an adapter that
+    decodes for a text-only stdout (a StringIO in a notebook, say)."""
+    sys.stdout.flush()
+    buffer = getattr(sys.stdout, "buffer", None)
+    return buffer if buffer is not None else _Decoding(sys.stdout)
+
+
+class _Decoding:
+    """A bytes stream writing UTF-8 text into a text stream."""
+
+    def __init__(self, text: TextIO) -> None:
+        self.text = text
+
+    def write(self, data: bytes) -> int:
+        self.text.write(bytes(data).decode("utf-8"))
+        return len(data)
+
+    def flush(self) -> None:
+        self.text.flush()
 
 
 def _mode_for(target: Path) -> int:

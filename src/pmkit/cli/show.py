@@ -20,7 +20,6 @@ from pmkit.cli.common import (
     parse_target,
     plugin_registry,
     write_figure,
-    write_json,
 )
 
 COLUMNS_LEGEND = (
@@ -98,9 +97,10 @@ def _render(args: argparse.Namespace, analysis: Any, inputs: list) -> None:
     view = {"depth": args.depth, "min_share": args.min_share / 100, "sort": args.sort, "top": args.top,
             "full_names": args.full_names}
     if args.json:
-        from pmkit.schema import show_document
+        from pmkit.writers.jsonfiles import write_show_document
 
-        write_json(show_document(analysis), args.out, inputs)
+        with output(args.out, inputs, binary=True) as stream:
+            write_show_document(stream, analysis)
     elif args.markdown:
         from pmkit.ui.markdown_report import markdown_report
 

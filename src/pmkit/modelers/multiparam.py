@@ -73,11 +73,12 @@ from pmkit.fitting.refinement import (
     shape_basis,
 )
 from pmkit.hookspecs import hookimpl
+from pmkit.modelcolumns import ModelColumns, Terms, codes_of, intern_notes
 from pmkit.modelers.search_inputs import OPTIONS, SeriesData, constraint_of, settings_from
 from pmkit.modelers.single import model_single
-from pmkit.models import Model, ModelSet, Quality
+from pmkit.models import ModelSet
 from pmkit.options import Option, with_defaults
-from pmkit.pmnf import Factor, Function, Term
+from pmkit.pmnf import Factor
 from pmkit.series import SeriesBatch
 
 NAME = "multiparam"
@@ -199,16 +200,13 @@ class _Group:
     coefficients: np.ndarray
     notes: tuple[str, ...]
 
-    def function(self, row: int) -> Function:
-        coefs = self.coefficients[row]
+    def term_factors(self) -> list[tuple[Factor, ...]]:
+        """The factors of each term of the combination; term ``k``'s coefficients are column ``k + 1``
+        (column 0 is c0)."""
         if self.combination is None:
-            return Function(self.parameters, float(coefs[0]))
-        terms = []
-        for k, members in enumerate(self.combination):
-            factors = tuple(Factor(self.parameters[self.shapes[m][0]], self.shapes[m][1], self.shapes[m][2])
-                            for m in sorted(members))
-            terms.append(Term(float(coefs[k + 1]), factors))
-        return Function(self.parameters, float(coefs[0]), tuple(terms))
+            return []
+        return [tuple(Factor(self.parameters[self.shapes[m][0]], self.shapes[m][1], self.shapes[m][2])
+                      for m in sorted(members)) for members in self.combination]
 
 
 def _allowed(combination: Combination, shapes: Sequence[Shape],
@@ -281,7 +279,7 @@ def model_multiparameter(batch: SeriesBatch, options: dict[str, Any], modeler: s
                 search = _Search(pts, parameters, constraint, settings)
                 search.model_rows(data.values[np.ix_(rows, cols)], rows, lines, results)
 
-    def make(i: int) -> Model:
+    def notes_of(i: int) -> list[str]:
         notes = data.notes(i)
         constraint = constraints[i]
         if constraint is not None:
@@ -290,32 +288,55 @@ def model_multiparameter(batch: SeriesBatch, options: dict[str, Any], modeler: s
             notes.insert(0, f"{len(parameters)} parameters: multi-parameter modeling supports at most "
                          f"{MAX_PARAMETERS}; no model")
         if results.group_of[i] < 0:
-            return Model(batch.callpaths[i], batch.metrics[i], None, Quality(), modeler, options, tuple(notes), 0)
-        group = results.groups[results.group_of[i]]
-        q = results.quality[i]
-        return Model(batch.callpaths[i], batch.metrics[i], group.function(int(results.row_in[i])),
-                     Quality(float(q[0]), float(q[1]), float(q[2]), float(q[3])), modeler, options,
-                     group.notes + tuple(notes), int(data.points_present[i]))
+            return notes
+        return list(results.groups[results.group_of[i]].notes) + notes
 
-    return ModelSet(parameters, count=count, make=make, modeler=modeler)
+    group_notes = np.append(codes_of([g.notes for g in results.groups]), -1)[results.group_of]
+    notes = intern_notes([*data.note_keys(), constraint_id, group_notes], notes_of)
+    return ModelSet(parameters, columns=multiparam_columns(batch, results, data.points_present, notes, modeler,
+                                                          options))
+
+
+def multiparam_columns(batch: SeriesBatch, results: _Results, present: np.ndarray, notes: tuple[np.ndarray, list],
+                       modeler: str, options: dict[str, Any]) -> ModelColumns:
+    """The search results as model columns: per group of series its combination's terms, with each
+    series' coefficients; no function for series no group holds."""
+    count = len(batch)
+    has = results.group_of >= 0
+    c0 = np.full(count, np.nan)
+    terms = Terms(count, len(batch.parameters))
+    for g, group in enumerate(results.groups):
+        rows = results.rows[g]
+        held = results.group_of[rows] == g
+        rows, coefficients = rows[held], group.coefficients[held]
+        c0[rows] = coefficients[:, 0]
+        for k, factors in enumerate(group.term_factors()):
+            terms.add_factors(rows, coefficients[:, k + 1], factors, batch.parameters)
+    term_start, coefficient, exponent, log_exponent = terms.build()
+    return ModelColumns(batch.parameters, batch.callpaths, batch.metrics, has_function=has, c0=c0,
+                        term_start=term_start, coefficient=coefficient, exponent=exponent,
+                        log_exponent=log_exponent, quality=np.where(has[:, None], results.quality, np.nan),
+                        points=np.where(has, present, 0), note_group=notes[0], note_groups=notes[1],
+                        modeler=modeler, options=options)
 
 
 class _Results:
-    """Per series of the batch: which :class:`_Group` holds its model, its row there, and its quality
-    (RSS, SMAPE, adjusted R², leave-one-out SMAPE)."""
+    """Per series of the batch: which :class:`_Group` holds its model and its quality (RSS, SMAPE,
+    adjusted R², leave-one-out SMAPE); per group the batch rows it was recorded for (its coefficients'
+    rows)."""
 
     def __init__(self, count: int) -> None:
         self.groups: list[_Group] = []
+        self.rows: list[np.ndarray] = []
         self.group_of = np.full(count, -1, dtype=np.int64)
-        self.row_in = np.zeros(count, dtype=np.int64)
         self.quality = np.full((count, 4), np.nan)
 
     def record(self, group: _Group, rows: np.ndarray, fit: DesignFit, tss: np.ndarray, n: int,
                coefficients: int) -> None:
         """Store ``group`` as the models of batch rows ``rows``, fitted by ``fit`` on ``n`` points."""
         self.groups.append(group)
+        self.rows.append(rows)
         self.group_of[rows] = len(self.groups) - 1
-        self.row_in[rows] = np.arange(len(rows))
         self.quality[rows, 0] = fit.rss
         self.quality[rows, 1] = fit.smape
         self.quality[rows, 2] = adjusted_r2(fit.rss, tss, n, coefficients)

@@ -12,6 +12,7 @@ import numpy as np
 from pmkit.constraints import Constraint
 from pmkit.experiment import MEASURES, reduce_repetitions
 from pmkit.fitting.refinement import RefineSettings, compiled_kernels
+from pmkit.modelcolumns import codes_of
 from pmkit.options import Option
 from pmkit.series import SeriesBatch
 
@@ -39,13 +40,14 @@ terms only when they cut the leave-one-out SMAPE by ``acceptance`` (:mod:`pmkit.
 """
 
 
-def settings_from(options: dict[str, Any], series: int) -> RefineSettings:
-    """The search settings for resolved modeler options and a batch of ``series`` series, whose kernels
-    (numba or numpy) are chosen once for the whole batch: a series' model does not depend on the
-    order in which its batch's groups are searched."""
+def settings_from(options: dict[str, Any], series: int | None = None) -> RefineSettings:
+    """The search settings for resolved modeler options.  Given the batch's number of ``series``, its
+    kernels (numba or numpy) are chosen once for the whole batch, so that a series' model does not
+    depend on the order in which the batch's groups are searched (without it, each search chooses)."""
     return RefineSettings(acceptance=float(options["acceptance"]), termination=float(options["termination"]),
                           nonconstancy=float(options["nonconstancy"]), clean_constant=CLEAN_CONSTANT,
-                          falling=bool(options.get("falling", True)), use_numba=compiled_kernels(series))
+                          falling=bool(options.get("falling", True)),
+                          use_numba=None if series is None else compiled_kernels(series))
 
 
 class SeriesData:
@@ -70,6 +72,11 @@ class SeriesData:
             low = np.nanmin(np.where(has_point, self.values, np.inf), axis=1)
             high = np.nanmax(np.where(has_point, self.values, -np.inf), axis=1)
         self.all_equal = (self.points_present > 1) & (low == high)
+
+    def note_keys(self) -> list[np.ndarray]:
+        """Per series the facts :meth:`notes` states (one array each): equal keys, equal notes."""
+        return [self.points_present, self.missing_reps, self.infinite, self.all_equal,
+                self.zero == self.points_present, self.negative]
 
     def notes(self, i: int) -> list[str]:
         """What was odd about series ``i``'s data, in words."""
@@ -97,3 +104,8 @@ class SeriesData:
 
 def constraint_of(batch: SeriesBatch, i: int) -> Constraint | None:
     return None if batch.constraints is None else batch.constraints[i]
+
+
+def constraint_codes(batch: SeriesBatch) -> np.ndarray:
+    """Per series an index that is equal for equal constraints (all 0 without constraints)."""
+    return np.zeros(len(batch), dtype=np.int64) if batch.constraints is None else codes_of(batch.constraints)

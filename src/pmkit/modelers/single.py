@@ -2,8 +2,9 @@
 
 :func:`model_single` groups the batch's series by their missing points, runs
 :func:`pmkit.fitting.refinement.refine_series` on each group (a prior's "constant" series with an
-infinite non-constancy threshold), and returns a :class:`~pmkit.models.ModelSet` that builds each
-:class:`~pmkit.models.Model` from the result arrays when it is asked for.
+infinite non-constancy threshold), and returns a :class:`~pmkit.models.ModelSet` of
+:class:`~pmkit.modelcolumns.ModelColumns` (:func:`single_columns` turns the result arrays into
+them), which builds a :class:`~pmkit.models.Model` only when one is asked for.
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ import numpy as np
 
 from pmkit.fitting.maskgroups import group_by_mask
 from pmkit.fitting.refinement import RefineSettings, SingleFits, refine_series
-from pmkit.modelers.search_inputs import SeriesData, constraint_of, settings_from
-from pmkit.models import Model, ModelSet, Quality
+from pmkit.modelcolumns import ModelColumns, Terms, intern_notes
+from pmkit.modelers.search_inputs import SeriesData, constraint_codes, constraint_of, settings_from
+from pmkit.models import ModelSet
 from pmkit.pmnf import Factor, Function, Term, simple_function
 from pmkit.series import SeriesBatch
 
@@ -53,32 +55,31 @@ def model_single(batch: SeriesBatch, options: dict[str, Any], modeler: str = "re
         group_notes[group.rows] = len(note_texts) - 1
     present = data.points_present
 
-    def make(i: int) -> Model:
+    def notes_of(i: int) -> list[str]:
         notes = data.notes(i)
         constraint = constraint_of(batch, i)
         if constraint is not None:
             notes.append(constraint.note())
         if present[i] == 0:
-            return Model(batch.callpaths[i], batch.metrics[i], None, Quality(), modeler, options, tuple(notes), 0)
+            return notes
         if group_notes[i] >= 0:
             notes = list(note_texts[group_notes[i]]) + notes
         if np.isfinite(outlier_x[i]):
             notes.append(f"the point {parameter}={outlier_x[i]:g} was left out as an outlier: the model of the "
                          "other points misses it by far more than their own scatter (quality figures are "
                          "over the other points)")
-        function = single_function(fits, i, parameter)
-        quality = Quality(float(fits.rss[i]), float(fits.smape[i]), float(fits.adjusted_r2[i]),
-                          float(fits.loo_smape[i]))
-        outliers = ({parameter: float(outlier_x[i])},) if np.isfinite(outlier_x[i]) else ()
-        return Model(batch.callpaths[i], batch.metrics[i], function, quality, modeler, options, tuple(notes),
-                     int(present[i]), outliers)
+        return notes
 
-    return ModelSet(batch.parameters, count=count, make=make, modeler=modeler)
+    left_out, outlier = np.unique(np.nan_to_num(outlier_x, nan=np.inf), return_inverse=True)
+    outliers = (outlier.reshape(-1), [({parameter: x},) if np.isfinite(x) else () for x in left_out.tolist()])
+    notes = intern_notes([*data.note_keys(), group_notes, constraint_codes(batch), outliers[0]], notes_of)
+    return ModelSet(batch.parameters, columns=single_columns(batch, fits, present, notes, outliers, modeler, options))
 
 
 def single_function(fits: SingleFits, i: int, parameter: str) -> Function:
     """Series ``i``'s law from search results: ``c0 + c1·x^α·log2^β(x)``, plus ``c2·x^α2·log2^β2(x)`` for
-    a two-term (falling + growing) law, with the falling term first."""
+    a two-term (falling + growing) law, with the falling term first.  One row as an object; a batch
+    becomes columns with :func:`single_columns`, which gives the same functions."""
     if fits.constant[i]:
         return Function((parameter,), float(fits.c0[i]))
     alpha = Fraction(int(fits.alpha[i, 0]), int(fits.alpha[i, 1]))
@@ -89,3 +90,26 @@ def single_function(fits: SingleFits, i: int, parameter: str) -> Function:
     second = Factor(parameter, Fraction(int(fits.alpha2[i, 0]), int(fits.alpha2[i, 1])),
                     Fraction(int(fits.beta2[i, 0]), int(fits.beta2[i, 1])))
     return Function((parameter,), function.constant, (*function.terms, Term(float(fits.c2[i]), (second,))))
+
+
+def single_columns(batch: SeriesBatch, fits: SingleFits, present: np.ndarray, notes: tuple[np.ndarray, list],
+                   outliers: tuple[np.ndarray, list], modeler: str, options: dict[str, Any]) -> ModelColumns:
+    """The search results as model columns, the laws of :func:`single_function`: ``c0 + c1·x^α·log2^β(x)``
+    (the term left out where it is trivial or its coefficient 0, as :func:`pmkit.pmnf.simple_function`
+    does), then ``c2·x^α2·log2^β2(x)`` for two-term laws; no function without points.  ``notes`` and
+    ``outliers`` are interned: per series an index, and the distinct values."""
+    has = present > 0
+    law = has & ~fits.constant
+    first = law & ((fits.alpha[:, 0] != 0) | (fits.beta[:, 0] != 0)) & (fits.c1 != 0)
+    second = law & fits.two_term
+    terms = Terms(len(batch), 1)
+    terms.add(np.flatnonzero(first), fits.c1[first], fits.alpha[first][:, None], fits.beta[first][:, None])
+    terms.add(np.flatnonzero(second), fits.c2[second], fits.alpha2[second][:, None], fits.beta2[second][:, None])
+    term_start, coefficient, exponent, log_exponent = terms.build()
+    quality = np.where(has[:, None], np.column_stack([fits.rss, fits.smape, fits.adjusted_r2, fits.loo_smape]),
+                       np.nan)
+    return ModelColumns(batch.parameters, batch.callpaths, batch.metrics, has_function=has,
+                        c0=np.where(has, fits.c0, np.nan), term_start=term_start, coefficient=coefficient,
+                        exponent=exponent, log_exponent=log_exponent, quality=quality,
+                        points=np.where(has, present, 0), note_group=notes[0], note_groups=notes[1],
+                        modeler=modeler, options=options, outliers=outliers)

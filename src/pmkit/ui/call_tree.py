@@ -87,11 +87,6 @@ def growth_text(row: CallpathScaling) -> Text:
     return Text(printable(row.growth_class.label), style=growth_style(row.growth_class.level))
 
 
-def _significant(row: CallpathScaling, min_share: float) -> bool:
-    shares = (row.share, row.predicted_share, row.branch_share, row.branch_predicted_share)
-    return any(math.isfinite(s) and s >= min_share for s in shares)
-
-
 def visible_rows(report: ScalingReport, *, depth: int | None = None, min_share: float = 0.0,
                  sort: str = "share") -> list[tuple[CallpathScaling | None, str, int, int]]:
     """The tree in display order as (row, guide prefix, hidden deeper, folded count) tuples.
@@ -101,21 +96,8 @@ def visible_rows(report: ScalingReport, *, depth: int | None = None, min_share: 
     """
     key = report.sort_key(sort, min_share * RANKING_SHARE)
     tree = report.experiment.callpaths
-    keep: dict[int, bool] = {}
-
-    def visit(index: int) -> bool:
-        row = report.rows[index]
-        inside = depth is None or row.depth < depth
-        below = [visit(child) for child in tree.children(index)]
-        keep[index] = inside and (_significant(row, min_share) or any(below))
-        return keep[index]
-
-    for root in tree.roots():
-        visit(root)
-
-    def count(index: int) -> int:
-        return sum(1 + count(c) for c in tree.children(index))
-
+    keep = report.shown(depth, min_share).tolist()  # computed on the report's arrays: no row object per call path
+    below = report.descendants().tolist()
     out: list[tuple[CallpathScaling | None, str, int, int]] = []
 
     def emit(indices: list[int], prefix: str, top: bool) -> None:
@@ -126,7 +108,7 @@ def visible_rows(report: ScalingReport, *, depth: int | None = None, min_share: 
             guide = "" if top else prefix + ("└ " if last else "├ ")
             children = tree.children(row.index)
             expand = any(keep[c] for c in children)
-            out.append((row, guide, 0 if expand else count(row.index), 0))
+            out.append((row, guide, 0 if expand else below[row.index], 0))
             if expand:
                 emit(children, "" if top else prefix + ("  " if last else "│ "), False)
         if folded:

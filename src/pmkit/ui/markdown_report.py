@@ -82,7 +82,7 @@ def markdown_section(result: InputAnalysis, *, depth: int | None = None, min_sha
     params = ", ".join(f"{printable(name)} ∈ "
                        f"{{{', '.join(format_number(v) for v in sorted(set(experiment.points[:, i])))}}}"
                        for i, name in enumerate(experiment.parameters))
-    modelers = sorted({r.model.modeler for r in report.rows if r.model is not None and r.model.modeler})
+    modelers = report.modelers()
     lines += [f"- measured: {len(experiment.points)} points ({params}), {len(experiment.callpaths)} call paths",
               f"- metric: {printable(report.metric)}" + (f" ({printable(unit)})" if unit else "")
               + f", {'inclusive' if report.inclusive else 'exclusive'}, {report.measure} of repetitions",

@@ -78,7 +78,7 @@ def header_view(result: InputAnalysis) -> Table:
     grid.add_row("data", Text(f"{data_summary(experiment)} · {reps} · "
                               f"{_plural(len(experiment.callpaths), 'call path')}"))
     kind = "inclusive" if report.inclusive else "exclusive"
-    modelers = sorted({m.modeler for m in result.models if m.metric == report.metric and m.modeler})
+    modelers = result.models.modelers(report.metric)
     unit = f"{report.unit}, " if report.unit else ""
     grid.add_row("metric", Text(printable(f"{report.metric} ({unit}{kind}), {report.measure} of repetitions · modeler "
                                           f"{', '.join(modelers) or '–'}")))
