@@ -104,7 +104,12 @@ def warm_page_cache(folder: Path) -> int:
     return total
 
 
-def _peak_rss_mb() -> float:
+def peak_mb() -> float:
+    """This process's peak resident memory (VmHWM: since its program started; ``ru_maxrss`` would count
+    the parent's peak too, for a worker spawned from a large process)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
@@ -116,7 +121,13 @@ def tasks_of(folder: Path) -> list[tuple]:
     return [(run.file, None, False, Limits(), "mean") for run in discover(folder).runs]
 
 
-def cluster_run(folder: Path, workers: int, experiment, models, file_bytes: int, dask_malloc: bool = False) -> dict:
+def computes(stream) -> list[float]:
+    """Compute seconds of each task in a Dask task stream."""
+    return [sum(s["stop"] - s["start"] for s in record["startstops"] if s["action"] == "compute")
+            for record in stream.data]
+
+
+def cluster_run(folder: Path, workers: int, experiment, models, dask_malloc: bool = False) -> dict:
     """Everything measured on a LocalCluster of ``workers`` single-threaded worker processes, started as
     ``--executor dask`` starts it (``dask_malloc``: with Dask's MALLOC_TRIM_THRESHOLD_ instead)."""
     import distributed
@@ -140,30 +151,46 @@ def cluster_run(folder: Path, workers: int, experiment, models, file_bytes: int,
             if event.description == "reading Cube files" and (not moments or event.finished):
                 moments.append(time.perf_counter())
 
-        with progress.listening(tasks_running):
+        cpu = time.process_time()
+        with distributed.get_task_stream(client) as stream, progress.listening(tasks_running):
             read, out["read"] = timed(pmkit.read, folder, locations=False, executor=engine)
+        out["client_cpu"] = time.process_time() - cpu
         out["map"] = moments[-1] - moments[0]
+        out["tasks"] = computes(stream)
         out["same_experiment"] = experiment_differences(experiment, read) == []
-        tasks = tasks_of(folder)
-        with distributed.get_task_stream(client) as stream:
-            results = engine.map(load_run, tasks, description="reading")
-        computes = [sum(s["stop"] - s["start"] for s in record["startstops"] if s["action"] == "compute")
-                    for record in stream.data]
-        out["task"] = statistics.median(computes)
-        out["task_total"] = sum(computes)
-        out["result_bytes"] = statistics.median(len(pickle.dumps(r, protocol=5)) for r in results)
-        out["file_bytes"] = file_bytes / len(tasks)
-        del results
         pmkit.model(read, executor=engine)  # warm-up: numba's cached kernels load once per worker
-        modeled, out["model"] = timed(pmkit.model, read, executor=engine)
+        cpu = time.process_time()
+        with distributed.get_task_stream(client) as stream:
+            modeled, out["model"] = timed(pmkit.model, read, executor=engine)
+        out["model_client_cpu"] = time.process_time() - cpu
+        out["chunks"] = computes(stream)
         out["same_models"] = model_differences(models, modeled) == []
-        rss = client.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
-        out["worker_mb"] = max(rss.values())
+        out["worker_mb"] = max(client.run(peak_mb).values())
     finally:
         engine.close()
         if dask_malloc:  # Dask's nannies wrote it into this process's environment, where later workers inherit it
             os.environ.pop("MALLOC_TRIM_THRESHOLD_", None)
     return out
+
+
+def transfer_sizes(folder: Path, experiment, workers: int) -> dict:
+    """Bytes a reading task and a modeling chunk send each way, pickled as Dask pickles them."""
+    from pmkit.modelchunks import chunk_bounds, chunk_of, model_chunk
+    from pmkit.readers.cube import load_run
+    from pmkit.sdk import DEFAULT_MODELER, _modeler
+    from pmkit.series import SeriesBatch
+
+    tasks = tasks_of(folder)[:3]
+    reduced = [len(pickle.dumps(load_run(*task), protocol=5)) for task in tasks]
+    kept = len(pickle.dumps(load_run(*tasks[0][:4]), protocol=5))
+    batch = SeriesBatch.from_experiment(experiment)
+    first, stop = chunk_bounds(len(batch), workers)[0]
+    chunk = chunk_of(batch, first, stop)
+    entry, options = _modeler(DEFAULT_MODELER, "mean", None, {})
+    return {"task_in": len(pickle.dumps(tasks[0], protocol=5)), "task_out": statistics.median(reduced),
+            "task_out_kept": kept, "file": tasks[0][0].stat().st_size, "chunk_series": stop - first,
+            "chunk_in": len(pickle.dumps((entry, options, chunk), protocol=5)),
+            "chunk_out": len(pickle.dumps(model_chunk(entry, options, chunk), protocol=5))}
 
 
 def main() -> None:
@@ -176,6 +203,8 @@ def main() -> None:
     parser.add_argument("--dask-malloc", action="store_true", help="also run each cluster size with Dask's "
                         "MALLOC_TRIM_THRESHOLD_=65536 in the workers, which pmkit's LocalCluster leaves out")
     args = parser.parse_args()
+
+    import numba  # noqa: F401  every run takes the compiled kernels, as batches of 10,000 series and more do
 
     import pmkit
 
@@ -193,23 +222,22 @@ def main() -> None:
     series = len(experiment.callpaths) * len(experiment.metrics)
     pmkit.model(experiment)  # warm-up: numba's cached kernels load once
     models, modeled = timed(pmkit.model, experiment)
-    client_mb = _peak_rss_mb()
     print(f"in-process: read {serial:.2f} s serial, {threads:.2f} s on 2 threads; model {modeled:.2f} s for "
-          f"{series:,} series; peak memory of this process so far {client_mb:,.0f} MB")
+          f"{series:,} series; peak memory of this process {peak_mb():,.0f} MB")
+    sizes = transfer_sizes(folder, experiment, 1)
 
     rows = [("in-process, 1 thread", serial, modeled, None), ("in-process, 2 threads (read)", threads, modeled, None)]
     measured = []
     for workers in args.workers:
         for dask_malloc in (False, True) if args.dask_malloc else (False,):
-            result = cluster_run(folder, workers, experiment, models, file_bytes, dask_malloc)
+            result = cluster_run(folder, workers, experiment, models, dask_malloc)
             measured.append(result)
             label = f"dask, {workers} worker{'s' if workers > 1 else ''}" + (", Dask's malloc trim" if dask_malloc
                                                                               else "")
             rows.append((label, result["read"], result["model"], result))
 
     print()
-    print("| engine | read s | runs/s | MB/s | model s | series/s | cluster start s | worker peak MB | "
-          "identical |")
+    print("| engine | read s | runs/s | MB/s | model s | series/s | cluster start s | worker peak MB | identical |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
     for label, read, model, result in rows:
         same = "—" if result is None else ("yes" if result["same_experiment"] and result["same_models"] else "NO")
@@ -219,30 +247,37 @@ def main() -> None:
               f"{series / model:,.0f} | {start} | {memory} | {same} |")
 
     print()
-    print("| workers | malloc trim | task (decode one run), median s | Σ tasks s | map wall s | "
-          "client side of read s | result / file bytes | read overhead vs in-process serial |")
-    print("|---:|---|---:|---:|---:|---:|---:|---:|")
-    for result in measured:
-        client_side = result["read"] - result["map"]
-        trim = "Dask's 65536" if result["dask_malloc"] else "glibc's"
-        print(f"| {result['workers']} | {trim} | {result['task']:.3f} | {result['task_total']:.1f} | "
-              f"{result['map']:.2f} | "
-              f"{client_side:.2f} | {result['result_bytes'] / 1e3:,.0f} kB / {result['file_bytes'] / 1e6:,.1f} MB "
-              f"({result['file_bytes'] / result['result_bytes']:,.0f}× less) | "
-              f"{result['read'] - serial:+.2f} s ({result['read'] / serial:.2f}×) |")
+    print("| workers | malloc trim | read: tasks, median s | Σ tasks s | tasks' wall s | client CPU s | "
+          "client only s | model: chunks × median s | Σ chunks s | client CPU s |")
+    print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for r in measured:
+        trim = "Dask's 65536" if r["dask_malloc"] else "glibc's"
+        chunks = f"{len(r['chunks'])} × {statistics.median(r['chunks']):.2f}" if r["chunks"] else "in-process"
+        print(f"| {r['workers']} | {trim} | {statistics.median(r['tasks']):.3f} | {sum(r['tasks']):.1f} | "
+              f"{r['map']:.2f} | {r['client_cpu']:.2f} | {r['read'] - r['map']:.2f} | {chunks} | "
+              f"{sum(r['chunks']):.2f} | {r['model_client_cpu']:.2f} |")
 
-    if measured:
-        one = next(result for result in measured if not result["dask_malloc"])
-        per_task = one["task"]
-        serial_part = one["read"] - one["map"]
-        dispatch = max(0.0, one["map"] - one["task_total"]) / runs
+    print()
+    print(f"bytes per reading task: {sizes['task_in']:,} sent, {sizes['task_out']:,} back (per-location values "
+          f"reduced; {sizes['task_out_kept']:,} when they are kept) for a {sizes['file']:,}-byte file; per modeling "
+          f"chunk of {sizes['chunk_series']:,} series: {sizes['chunk_in']:,} sent, {sizes['chunk_out']:,} back")
+    one = next((r for r in measured if r["workers"] == 1 and not r["dask_malloc"]), None)
+    if one is not None:
+        n = len(one["tasks"])
+        mean = sum(one["tasks"]) / n
+        alone = one["read"] - one["map"]
+        client = max(0.0, one["client_cpu"] - alone) / n
+        chunk_sum, rest = sum(one["chunks"]), one["model"] - sum(one["chunks"])
         print()
-        print(f"model: T_read(N) ≈ {serial_part:.2f} s (client: discovery and assembly, serial) + "
-              f"{runs} runs × {per_task:.3f} s / N (decoding) + {runs} × {dispatch * 1e3:.2f} ms (dispatch and "
-              "result transfer, serial in the client; measured on 1 worker)")
-        for n in (1, 2, 4, 8, 16, 32, 64):
-            estimate = serial_part + runs * per_task / n + runs * dispatch
-            print(f"  N = {n:>2}: {estimate:6.2f} s   ({runs / estimate:6.1f} runs/s)")
+        print(f"model of N workers, from the 1-worker run: T_read(N) ≈ {alone:.2f} s (this process alone: finding "
+              f"the runs, assembling) + max({n} × {mean:.3f} s / N (decoding), {n} × {client * 1e3:.1f} ms "
+              f"(this process and the scheduler per task, serial)); T_model(N) ≈ {rest:.2f} s (batch, chunks, "
+              f"joining, here) + {chunk_sum:.2f} s / N")
+        for workers in (1, 2, 4, 8, 16, 32, 64):
+            read = alone + max(n * mean / workers, n * client)
+            model = rest + chunk_sum / workers
+            print(f"  N = {workers:>2}: read {read:6.2f} s ({n / read:6.1f} runs/s), model {model:5.2f} s "
+                  f"({series / model:9,.0f} series/s)")
 
 
 if __name__ == "__main__":
