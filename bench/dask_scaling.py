@@ -139,6 +139,8 @@ def cluster_run(folder: Path, workers: int, experiment, models, dask_malloc: boo
     from pmkit.testing.identity import experiment_differences, model_differences
 
     out: dict = {"workers": workers, "dask_malloc": dask_malloc}
+    # the machine's load drifts from minute to minute: in-process, serially, just before, for the comparison
+    _, out["serial_now"] = timed(pmkit.read, folder, locations=False, jobs=1)
     start = time.perf_counter()
     engine = DaskExecutor(workers=workers, keep_malloc=not dask_malloc)
     client = engine.client
@@ -237,14 +239,16 @@ def main() -> None:
             rows.append((label, result["read"], result["model"], result))
 
     print()
-    print("| engine | read s | runs/s | MB/s | model s | series/s | cluster start s | worker peak MB | identical |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
+    print("| engine | read s | runs/s | MB/s | in-process read just before s | model s | series/s | "
+          "cluster start s | worker peak MB | identical |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for label, read, model, result in rows:
         same = "—" if result is None else ("yes" if result["same_experiment"] and result["same_models"] else "NO")
         start = "—" if result is None else f"{result['start']:.1f}"
         memory = "—" if result is None else f"{result['worker_mb']:,.0f}"
-        print(f"| {label} | {read:.2f} | {runs / read:.1f} | {file_bytes / 2**20 / read:,.0f} | {model:.2f} | "
-              f"{series / model:,.0f} | {start} | {memory} | {same} |")
+        before = "—" if result is None else f"{result['serial_now']:.2f}"
+        print(f"| {label} | {read:.2f} | {runs / read:.1f} | {file_bytes / 2**20 / read:,.0f} | {before} | "
+              f"{model:.2f} | {series / model:,.0f} | {start} | {memory} | {same} |")
 
     print()
     print("| workers | malloc trim | read: tasks, median s | Σ tasks s | tasks' wall s | client CPU s | "
