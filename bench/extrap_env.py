@@ -81,15 +81,27 @@ def call_runner(request: dict[str, Any], python: Path | None = None) -> dict[str
 
 
 @dataclass
+class ExtrapSegments:
+    """A segmented Extra-P model: each segment's function and interval (None for an open end), and
+    Extra-P's change points (one measured point shared by both segments, or the two around the change)."""
+
+    functions: list[Function]
+    intervals: list[tuple[float | None, float | None]]
+    change_points: list[float]
+
+
+@dataclass
 class ExtrapModels:
-    """What one Extra-P modeler made of a batch: functions (as pmkit Functions), texts, predictions
-    Extra-P computed itself, and the seconds it spent modeling."""
+    """What one Extra-P modeler made of a batch: functions (as pmkit Functions; for a segmented model
+    the last segment's), texts, predictions Extra-P computed itself, the seconds it spent modeling,
+    and per series the segments of a segmented model (None otherwise)."""
 
     modeler: str
     functions: list[Function]
     texts: list[str]
     predictions: np.ndarray
     seconds: float
+    segments: list[ExtrapSegments | None] | None = None
 
     @property
     def models_per_second(self) -> float:
@@ -117,7 +129,10 @@ def model_with_extrap(parameters: Sequence[str], points: np.ndarray, values: np.
         functions = [Function.from_json(m["function"], parameters) for m in result["models"]]
         texts = [m["text"] for m in result["models"]]
         preds = np.array([m["predictions"] for m in result["models"]], dtype=float).reshape(len(functions), -1)
-        out[name] = ExtrapModels(name, functions, texts, preds, float(result["seconds"]))
+        segments = [None if "segments" not in m else ExtrapSegments(
+            [Function.from_json(s["function"], parameters) for s in m["segments"]],
+            [tuple(s["interval"]) for s in m["segments"]], list(m["change_points"])) for m in result["models"]]
+        out[name] = ExtrapModels(name, functions, texts, preds, float(result["seconds"]), segments)
     return out
 
 

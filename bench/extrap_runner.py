@@ -8,6 +8,8 @@ pmkit).  Two commands:
            ``{"name", "label", "options"}`` with Extra-P modeler options), every series'
            function (constant, terms with exact exponents), its text, its predictions at the
            requested points, and the seconds Extra-P spent modeling (after an optional warm-up).
+           A segmented model (Extra-P's ``Segmented`` modeler) also gives its segments (function and
+           interval of each) and its change points; its ``function`` is then the last segment's.
 ``load``   a file or folder Extra-P can read → its parameters, points and per-series mean values, so a
            benchmark can give pmkit and Extra-P the same numbers.
 """
@@ -56,6 +58,20 @@ def _function_json(function, parameters: list[str]) -> dict:
         factors = [f for f in factors if (f["exponent"], f["log_exponent"]) != ("0", "0")]
         terms.append({"coefficient": float(term.coefficient), "factors": factors})
     return {"constant": float(function.constant_coefficient), "terms": terms}
+
+
+def _segments_json(model, parameters: list[str]) -> dict:
+    """A segmented model's pieces: each segment's function and interval, and the change points
+    (Extra-P's measured points where the law changes: one shared point, or the two around it)."""
+    function = model.hypothesis.function
+
+    def bound(value: float):
+        return None if math.isinf(value) else float(value)
+
+    segments = [{"function": _function_json(segment, parameters), "text": segment.to_string(*parameters),
+                 "interval": [bound(lo), bound(hi)]}
+                for segment, (lo, hi) in zip(function.segments, function.intervals, strict=True)]
+    return {"segments": segments, "change_points": [float(m.coordinate[0]) for m in model.changing_points]}
 
 
 def _make_modeler(name: str, n_parameters: int, options: dict | None = None):
@@ -127,9 +143,13 @@ def command_model(request: dict) -> dict:
             for point in predict_at:
                 value = function.evaluate(point[0] if len(parameters) == 1 else Coordinate(*point))
                 predictions.append(float(value))
-            out.append({"function": _function_json(function, parameters),
-                        "text": function.to_string(*parameters),
-                        "predictions": predictions})
+            entry = {"text": function.to_string(*parameters), "predictions": predictions}
+            if hasattr(model, "segment_models"):
+                entry.update(_segments_json(model, parameters))
+                entry["function"] = entry["segments"][-1]["function"]
+            else:
+                entry["function"] = _function_json(function, parameters)
+            out.append(entry)
         results[name] = {"seconds": seconds, "models": out}
     return {"results": results}
 

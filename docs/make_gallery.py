@@ -5,8 +5,9 @@
 
 A sample is a fenced block between ``<!-- sample: NAME -->`` and ``<!-- /sample -->``; :data:`SAMPLES`
 says which command prints it.  The commands run in this process, at 80 columns unless a sample says
-otherwise, on studies generated here (the example study, its optimised variant, the C++ study, the
-Perf-Taint study of ``bench/taint_prior.py`` and the PAPI study of :mod:`pmkit.testing.papi_study`)
+otherwise, on studies generated here (the example study, its optimised and strong-scaling variants, the
+C++ study, the Perf-Taint study of ``bench/taint_prior.py`` and the PAPI study of
+:mod:`pmkit.testing.papi_study`)
 and, for one sample, on the shared Extra-P test study (``$PMKIT_SHARED_DATA`` or ``../shared/data``;
 left as it is when absent).  Built-in plugins
 only, no colour, trailing spaces removed.  ``tests/test_gallery.py`` runs the same commands and
@@ -68,6 +69,25 @@ def json_excerpt(text: str) -> str:
     return json.dumps(_rounded(excerpt), indent=2, ensure_ascii=False) + "\n"
 
 
+def strong_json_excerpt(text: str) -> str:
+    """``pmkit show strong-study --json``: the ``show`` entry (speed-ups, strong-scaling view) and the halo
+    exchange's MPI_Waitall with its prediction and behaviour, numbers to six significant digits."""
+    document = json.loads(text)
+    waitall = next(m for m in document["models"] if m["callpath"].endswith("->MPI_Waitall"))
+    excerpt = {"schema": document["schema"], "show": document["show"],
+               "models": ["...", {k: waitall[k] for k in ("callpath", "pretty", "prediction")}, "..."]}
+    return json.dumps(_rounded(excerpt), indent=2, ensure_ascii=False) + "\n"
+
+
+def until(marker: str) -> Callable[[str], str]:
+    """Keep the lines before the first one starting with ``marker`` and mark the cut with ``…``."""
+    def keep(text: str) -> str:
+        lines = text.splitlines()
+        end = next((i for i, line in enumerate(lines) if line.startswith(marker)), len(lines))
+        return "\n".join(lines[:end] + (["…"] if end < len(lines) else [])) + "\n"
+    return keep
+
+
 def _rounded(value: Any) -> Any:
     if isinstance(value, float):
         return float(f"{value:.6g}")
@@ -79,13 +99,14 @@ def _rounded(value: Any) -> Any:
 
 
 def apmt_excerpt(text: str) -> str:
-    """``pmkit show --modeler apmt``: the header, the per-kernel table at the target and the validation."""
+    """``pmkit show --modeler apmt``: the header (down to the speed-up), the per-kernel table at the target and
+    the validation."""
     lines = text.splitlines()
     table = next(i for i, line in enumerate(lines) if line.startswith("APMT kernels at") and "(target)" in line)
     end = next(i for i in range(table, len(lines)) if lines[i].startswith("total "))
     check = next(i for i, line in enumerate(lines) if line.startswith("APMT closed-loop validation"))
     last = next(i for i in range(check, len(lines)) if lines[i].startswith("mean error"))
-    header = next(i for i, line in enumerate(lines) if line.startswith("total "))
+    header = next(i for i, line in enumerate(lines) if line.startswith("speed-up "))
     return "\n".join([*lines[:header + 1], "…", *lines[table:end + 1], "…", *lines[check:last + 1]]) + "\n"
 
 
@@ -104,6 +125,15 @@ SAMPLES: tuple[Sample, ...] = (
     Sample("markdown", ("show", "example-study", "--markdown", "--top", "3", "--depth", "2")),
     Sample("json", ("show", "example-study", "--json", "--at", "p=65536"), keep=json_excerpt),
     Sample("show-apmt", ("show", "papi-study", "--modeler", "apmt", "--at", "p=256"), keep=apmt_excerpt),
+    Sample("readme-strong", ("show", "strong-study", "--top", "3"), keep=until("╭─ Findings")),
+    Sample("show-strong", ("show", "strong-study", "--top", "5", "--detector", "imbalance")),
+    Sample("show-strong-negative", ("show", "strong-study", "-O", "falling=false", "--at", "p=1024", "--top", "3",
+                                    "--detector", "imbalance"), columns=100, keep=until("Limiting the speed-up")),
+    Sample("show-strong-detail", ("show", "strong-study", "--callpath", "MPI_Waitall", "--detector", "imbalance"),
+           keep=until("Measured")),
+    Sample("show-strong-markdown", ("show", "strong-study", "--markdown", "--top", "3", "--detector", "imbalance"),
+           keep=until("### Call tree")),
+    Sample("json-strong", ("show", "strong-study", "--json", "--detector", "imbalance"), keep=strong_json_excerpt),
 )
 
 
@@ -112,6 +142,7 @@ def make_studies(folder: Path) -> None:
     from pmkit.testing import cxx_study, example_study, papi_study
 
     example_study.generate(folder / "example-study")
+    example_study.generate_strong(folder / "strong-study")
     papi_study.write_study(folder / "papi-study")
     example_study.generate(folder / "example-optimised", optimised=True)
     cxx_study.generate(folder / "lulesh-cxx")

@@ -110,3 +110,34 @@ def test_order_sorts_from_falling_fastest_to_growing_fastest() -> None:
     orders = [describe(f).order for f in laws]
     assert orders == [(F(-2), F(0)), (F(-1), F(0)), (F(0), F(0)), (F(0), F(1)), (F(1), F(0)), (F(2), F(0))]
     assert orders == sorted(orders)
+
+
+def test_one_term_laws_in_closed_form_match_the_function() -> None:
+    """``c0 + c·p^α`` and ``c0 + c·log2(p)^β`` are described in closed form: the kind agrees with the law's
+    values on a fine grid, and ``negative_from`` is its root (the first point below zero)."""
+    rng = np.random.default_rng(7)
+    shapes = [(F(-2), 0), (F(-1), 0), (F(-1, 3), 0), (F(1, 2), 0), (F(2), 0), (F(0), F(1)), (F(0), F(2)),
+              (F(0), F(1, 2))]
+    grid = 2.0 ** np.linspace(0, 40, 4001)
+    for _ in range(300):
+        alpha, beta = shapes[rng.integers(len(shapes))]
+        f = law(float(rng.normal() * 10), (float(rng.normal() * 10), alpha, beta))
+        b = describe(f, start=1.0)
+        values = np.asarray(f.evaluate(grid), dtype=float)
+        steps = np.diff(values)
+        assert b.kind == ("grows" if steps[np.abs(steps) > 0][0] > 0 else "falls"), f
+        assert b.turning_point is None and b.peak is None
+        below = np.flatnonzero(values < 0)
+        if values[0] < 0:
+            assert b.negative_from == 1.0, f
+        elif below.size:
+            assert grid[below[0] - 1] <= b.negative_from <= grid[below[0]], f
+            assert f.evaluate(b.negative_from) == pytest.approx(0.0, abs=1e-9 * max(1.0, abs(f.constant)))
+        else:
+            assert b.negative_from is None, f
+
+
+def test_a_slope_of_zero_at_the_start_does_not_decide_the_direction() -> None:
+    # d/dp log2(p)^2 is 0 at p = 1: the law still falls from there on
+    assert describe(law(3.0, (-0.5, 0, 2)), start=1.0).kind == "falls"
+    assert describe(law(3.0, (-0.5, 0, 2), (-0.1, 0, 3)), start=1.0).kind == "falls"  # the grid search

@@ -77,6 +77,29 @@ def _random_experiment(n: int, parameters: int, seed: int = 3, missing: float = 
     return Experiment(("p", "q")[:parameters], points, tree, metrics, {"time": values, "visits": values[::-1] * 7})
 
 
+def _changing_experiment(n: int, parameters: int, seed: int = 5) -> Experiment:
+    """``n`` call paths whose laws change at a threshold of p (log p, linear or flat, then a steeper line)
+    or never, on 11 values of p (one parameter) or 9 of p × 4 of q, three repetitions with ±2% noise, some
+    values missing: what the segmented search splits."""
+    rng = np.random.default_rng(seed)
+    grid_p = [2.0 ** k for k in range(1, 12 if parameters == 1 else 10)]
+    points = np.array(np.meshgrid(grid_p, [4.0, 8, 16, 32][:4 if parameters == 2 else 1])).reshape(2, -1).T
+    points = points[:, :parameters]
+    tree = CallTree()
+    for i in range(n):
+        tree.add(["main", f"kernel_{i}"])
+    count, p = len(tree), points[:, 0]
+    kind = rng.integers(0, 4, size=count)[:, None]
+    a, b = 10 ** rng.uniform(-1, 1, size=(count, 1)), 10 ** rng.uniform(-3, -1, size=(count, 1))
+    law = np.where(kind == 0, a * np.log2(p), np.where(kind == 1, a + b * p, a))
+    law = law + (p >= rng.choice(p[2:-2], size=(count, 1))) * (kind != 3) * (5 * a + 0.05 * a * p)
+    if parameters == 2:
+        law = law * (1 + 0.1 * points[:, 1])
+    values = law[:, :, None] * rng.uniform(0.98, 1.02, size=(count, len(points), 3))
+    values[rng.uniform(size=values.shape[:2]) < 0.02] = np.nan
+    return Experiment(("p", "q")[:parameters], points, tree, (Metric("time", "s"),), {"time": values})
+
+
 # ---------------------------------------------------------------- the executor itself
 
 
@@ -222,6 +245,29 @@ def test_models_in_chunks_on_dask_equal_one_batch_in_process(chunked, dask, monk
     assert parameters == 2 or sum(bool(m.outliers) for m in here) >= 5
     assert any(f.exponent < 0 for m in here if m.ok for t in m.function.terms  # falling laws among them
                for f in t.factors)  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(("parameters", "size"), [(1, 1), (1, 40), (2, 1), (2, 7)])
+def test_segmented_models_in_chunks_equal_one_batch_in_process(chunked, dask, monkeypatch, parameters, size):
+    """Laws that change at a threshold: segments, change point and its interval to the last bit."""
+    monkeypatch.setattr(modelchunks, "CHUNK_SERIES", size)
+    monkeypatch.setattr(modelchunks, "TASKS_PER_WORKER", 10_000)
+    experiment = _changing_experiment((60 if size == 1 else 120) if parameters == 1 else 30, parameters)
+    here = pmkit.model(experiment)
+    assert model_differences(here, pmkit.model(experiment, executor=dask)) == []
+    assert sum(m.segmented for m in here) > len(here) / 4
+    assert parameters == 1 or {m.change_point.parameter for m in here if m.segmented} == {"p"}  # type: ignore[union-attr]
+
+
+def test_the_segmented_example_study_in_chunks_equals_in_process(chunked, dask, monkeypatch, tmp_path):
+    from pmkit.testing import segmented_study
+
+    monkeypatch.setattr(modelchunks, "MIN_SERIES", 2)
+    monkeypatch.setattr(modelchunks, "CHUNK_SERIES", 1)
+    experiment = pmkit.read(segmented_study.write(tmp_path / "segmented.txt"))
+    here = pmkit.model(experiment)
+    assert {m.callpath for m in here if m.segmented} == set(segmented_study.CHANGES)
+    assert model_differences(here, pmkit.model(experiment, executor=dask)) == []
 
 
 def test_models_under_a_prior_in_chunks_equal_in_process(chunked, dask):

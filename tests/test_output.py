@@ -64,6 +64,8 @@ def test_a_new_file_gets_the_usual_permissions(tmp_path):
 ])
 def test_every_output_is_renamed_into_place_at_the_end(experiment, tmp_path, monkeypatch, capsys, command):
     """An interruption just before the rename (the last moment) leaves the old file and no temporary."""
+    if "parquet" in command or "arrow" in command:
+        pytest.importorskip("pyarrow")
     out = tmp_path / "out.txt"
     out.write_text("old\n", encoding="utf-8")
 
@@ -76,8 +78,6 @@ def test_every_output_is_renamed_into_place_at_the_end(experiment, tmp_path, mon
     assert out.read_text(encoding="utf-8") == "old\n"
     assert leftovers(tmp_path) == []
     monkeypatch.undo()
-    if "parquet" in command or "arrow" in command:
-        pytest.importorskip("pyarrow")
     assert main([command[0], str(experiment), *command[1:], "--out", str(out)]) == 0
     assert out.read_bytes() != b"old\n" and b"main" in out.read_bytes()
 

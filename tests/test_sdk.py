@@ -39,20 +39,20 @@ class Recorder:
         return [Finding(self.name, "seen", severity=float(len(self.calls)))]
 
 
-KLUGE = Recorder("kluge", Option("reference", str, "", "reference run"), Option("q", float, 0.9, "quantile"))
+TRACER = Recorder("tracer", Option("reference", str, "", "reference run"), Option("q", float, 0.9, "quantile"))
 OTHER = Recorder("other", Option("q", float, 0.5, "another quantile"))
 
 
 class _Detectors:
     @hookimpl
     def pmkit_register_detectors(self, register):
-        register(KLUGE)
+        register(TRACER)
         register(OTHER)
 
 
 @pytest.fixture
 def registry():
-    KLUGE.calls.clear()
+    TRACER.calls.clear()
     OTHER.calls.clear()
     return build_registry([_Detectors()], entry_points=False)
 
@@ -60,11 +60,11 @@ def registry():
 def test_detector_options_reach_every_detector_declaring_them_resolved(registry):
     experiment = sample_experiment()
     models = model(experiment, registry=registry)
-    detect(experiment, models, ["kluge", "other"], registry=registry, reference="ref.json", q="0.8")
-    assert KLUGE.calls == [{"reference": "ref.json", "q": 0.8}]
+    detect(experiment, models, ["tracer", "other"], registry=registry, reference="ref.json", q="0.8")
+    assert TRACER.calls == [{"reference": "ref.json", "q": 0.8}]
     assert OTHER.calls == [{"q": 0.8}], "parsed to the declared type, every declared option given"
-    detect(experiment, models, ["kluge", "other"], registry=registry, **{"kluge.q": 0.99})
-    assert KLUGE.calls[-1] == {"reference": "", "q": 0.99} and OTHER.calls[-1] == {"q": 0.5}
+    detect(experiment, models, ["tracer", "other"], registry=registry, **{"tracer.q": 0.99})
+    assert TRACER.calls[-1] == {"reference": "", "q": 0.99} and OTHER.calls[-1] == {"q": 0.5}
 
 
 def test_detect_rejects_an_option_no_selected_detector_declares(registry):
@@ -72,9 +72,9 @@ def test_detect_rejects_an_option_no_selected_detector_declares(registry):
     models = model(experiment, registry=registry)
     with pytest.raises(UsageError, match="no detector that runs has an option reference"):
         detect(experiment, models, ["other"], registry=registry, reference="ref.json")
-    with pytest.raises(UsageError, match="detector kluge has no option speed"):
-        detect(experiment, models, ["kluge"], registry=registry, **{"kluge.speed": "1"})
-    assert KLUGE.calls == [] and OTHER.calls == []
+    with pytest.raises(UsageError, match="detector tracer has no option speed"):
+        detect(experiment, models, ["tracer"], registry=registry, **{"tracer.speed": "1"})
+    assert TRACER.calls == [] and OTHER.calls == []
 
 
 class _Prior:
@@ -149,8 +149,8 @@ def test_analyse_resolves_each_plugin_s_options_once_for_all_inputs(monkeypatch,
     resolve = sdk.resolve_options
     monkeypatch.setattr(sdk, "resolve_options", lambda *a: owners.append(a[2]) or resolve(*a))
     experiments = [sample_experiment(), sample_experiment(seed=1, noise=0.01)]
-    analysis = analyse(experiments, detectors=["kluge", "other"], detector_options={"q": "0.7"},
+    analysis = analyse(experiments, detectors=["tracer", "other"], detector_options={"q": "0.7"},
                        modeler_options={"termination": "3"}, registry=registry)
     assert len(analysis.inputs) == 2
-    assert sorted(owners) == ["detector kluge", "detector other", "modeler refining"]
-    assert KLUGE.calls == [{"reference": "", "q": 0.7}] * 2 and OTHER.calls == [{"q": 0.7}] * 2
+    assert sorted(owners) == ["detector other", "detector tracer", "modeler refining"]
+    assert TRACER.calls == [{"reference": "", "q": 0.7}] * 2 and OTHER.calls == [{"q": 0.7}] * 2

@@ -358,8 +358,12 @@ def test_negative_predictions_and_thin_designs_are_flagged():
     console = Console(width=100, record=True, file=io.StringIO(), color_system=None)
     render_show(console, analyse_all(experiment, models=models))
     text = console.export_text()
-    assert "the model is negative at the target" in text
+    assert "! negative at the target (see below)" in text
     assert re.search(r"-\d[\d.]* ms!", text)
+    assert "! 1 model is negative at p=128, left out of the predicted total" in text
+    assert "main from p ≈ 100" in " ".join(text.split())  # where it turns negative: 2^(2/0.3) ≈ 101
+    assert "→ ≥0 s at the target (sum of the call paths; 1 left out: negative there)" in " ".join(text.split())
+    assert not re.search(r"^speed-up", text, re.M)  # no header line: nothing is left to divide by
     assert "p has 3 measured values; models and predictions are unreliable below 5" in text
 
 
@@ -392,7 +396,8 @@ def test_tree_nodes_without_measurements_and_prior_footnotes():
 
 
 def test_shares_use_the_same_non_negative_basis_now_and_then():
-    """A negative call path (a measurement artefact) counts 0 in both totals, so shares stay ≤ 100%."""
+    """A negative call path (a measurement artefact) counts 0 in the measured total; its model, negative at the
+    target, is left out of the predicted total and has no share there (not 0%), so shares stay ≤ 100%."""
     from pmkit.sdk import model
 
     b = ExperimentBuilder(["p"])
@@ -405,7 +410,12 @@ def test_shares_use_the_same_non_negative_basis_now_and_then():
     a = report.row("main->a")
     assert report.total_measured == pytest.approx(42.0)
     assert a.share == pytest.approx(32 / 42)
-    assert all(r.share <= 1 and (r.predicted_share or 0) <= 1 for r in report.rows)
+    assert all(r.share <= 1 and (math.isnan(r.predicted_share) or r.predicted_share <= 1) for r in report.rows)
+    b_row = report.row("main->b")
+    assert b_row.negative and math.isnan(b_row.predicted_share) and report.left_out == 1
+    assert [r.callpath for r in report.negative_rows()] == ["main->b"]
+    assert report.total_predicted == pytest.approx(10 + report.row("main->a").predicted)
+    assert report.row("main->a").predicted_share + report.row("main").predicted_share == pytest.approx(1.0)
 
 
 def test_a_contributed_table_is_rendered_by_every_view(sample):

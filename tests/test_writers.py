@@ -117,7 +117,9 @@ def test_parquet_and_arrow_rows_are_the_entries(named_sets, fmt) -> None:
         as_entry = {"callpath": row["callpath"], "metric": row["metric"], "modeler": row["modeler"],
                     "function": function, "text": row["text"], "pretty": row["pretty"], "quality": quality,
                     "points": row["points"], "notes": row["notes"],
-                    "outliers": [dict(point) for point in row["outliers"]], "source": row["source"]}
+                    "outliers": [dict(point) for point in row["outliers"]],
+                    "segments": None if row["segments"] is None else json.loads(row["segments"]),
+                    "change_point": row["change_point"], "source": row["source"]}
         assert finite_json(as_entry) == entry, "Parquet keeps non-finite coefficients, JSON has null"
 
 
@@ -190,6 +192,30 @@ def test_the_streamed_show_document_is_the_document_of_the_objects(example_study
     streamed = json.loads(stream.getvalue())
     assert streamed["findings"] and streamed["show"][0]["total_predicted"] > 0
     assert sum(m["prediction"] is not None for m in streamed["models"]) > 10
+    assert streamed == json.loads(json.dumps(show_document(analysis)))
+
+
+@pytest.mark.parametrize("negative", [False, True])
+def test_the_streamed_show_document_of_a_strong_study_is_the_document_of_the_objects(tmp_path, negative) -> None:
+    """The strong-scaling views' keys (issue 12) come from the report's columns and trends alike: speed-ups,
+    the call paths left out, and per prediction ``negative``, ``lost`` and ``behaviour``."""
+    from pmkit.schema import show_document
+    from pmkit.sdk import analyse
+    from pmkit.testing.example_study import generate_strong
+    from pmkit.writers.jsonfiles import write_show_document
+
+    generate_strong(tmp_path / "strong")
+    options = {"target": {"p": 1024.0}, "modeler_options": {"falling": False}} if negative else {}
+    analysis = analyse(tmp_path / "strong", detectors=[], **options)
+    stream = io.BytesIO()
+    write_show_document(stream, analysis, chunk=CHUNK_SIZE)
+    streamed = json.loads(stream.getvalue())
+    show = streamed["show"][0]
+    assert show["strong_parameters"] == ["p"] and show["speedups"]
+    assert (show["total"]["left_out"] > 0) == negative and len(show["negative"]) == show["total"]["left_out"]
+    predictions = [m["prediction"] for m in streamed["models"] if m["prediction"] is not None]
+    assert all(p["behaviour"]["text"] for p in predictions) and any(p["lost"] for p in predictions)
+    assert any(p["negative"] for p in predictions) == negative
     assert streamed == json.loads(json.dumps(show_document(analysis)))
 
 

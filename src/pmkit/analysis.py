@@ -24,6 +24,7 @@ from pmkit.findings import Finding
 from pmkit.hookspecs import ChecksContradictions
 from pmkit.models import ModelSet
 from pmkit.scaling import ScalingReport
+from pmkit.strong_scaling import Speedup
 
 
 @dataclass(frozen=True)
@@ -187,6 +188,16 @@ class InputAnalysis:
         if self.total is not None:
             return self.total.value, self.total.by
         return self.report.total_predicted, "sum of the call paths"
+
+    @property
+    def speedups(self) -> list[Speedup]:
+        """In a strong-scaling analysis, the predicted speed-up and efficiency at the target over the largest
+        measured point and the smallest (see :mod:`pmkit.strong_scaling`), from the header's totals; upper
+        bounds when call paths with a negative prediction were left out.  Empty otherwise."""
+        if self.report.strong is None:
+            return []
+        left_out = self.report.left_out if self.total is None else 0
+        return self.report.strong.speedups(self.predicted_total[0], left_out)
 
     @property
     def metric(self) -> str:

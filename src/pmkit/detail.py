@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from pmkit.models import Model
-from pmkit.pmnf import Function
 from pmkit.scaling import CallpathScaling, ScalingReport, evaluate
+from pmkit.trend import Trend
 
 GROWTH_STEPS = (2.0, 4.0, 8.0, 16.0)
 """Predictions are listed at these multiples of the largest measured point, up to the target."""
@@ -81,7 +81,9 @@ class StoredModel:
 
 @dataclass(frozen=True)
 class CallpathDetail:
-    """Everything ``pmkit show --callpath`` says about one call path."""
+    """Everything ``pmkit show --callpath`` says about one call path; ``trend`` is how its law behaves
+    towards the target (:mod:`pmkit.trend`), ``strong`` whether the analysis is of strong scaling with
+    values per process (where a law that stops falling limits the speed-up)."""
 
     row: CallpathScaling
     metric: str
@@ -91,6 +93,8 @@ class CallpathDetail:
     points: list[PointStats]
     predictions: list[Prediction]
     stored: list[StoredModel] = field(default_factory=list)
+    trend: Trend | None = None
+    strong: bool = False
 
     def to_json(self) -> dict[str, object]:
         return {"callpath": self.row.callpath, "points": [p.to_json() for p in self.points],
@@ -104,7 +108,7 @@ def stored_models(report: ScalingReport, callpath: str) -> list[StoredModel]:
     for name, models in report.experiment.stored_models.items():
         found = models.get(callpath, report.metric)
         if found is not None:
-            out.append(StoredModel(name, found, evaluate(found.function, report.target)))
+            out.append(StoredModel(name, found, evaluate(found.function_at(report.target), report.target)))
     return out
 
 
@@ -114,16 +118,15 @@ def detail(report: ScalingReport, callpath: str) -> CallpathDetail:
     ``callpath`` is a full call path or the unique end of one (see :meth:`ScalingReport.row`).
     """
     row = report.row(callpath)
-    function = row.model.function if row.model is not None else None
     return CallpathDetail(row, report.metric, report.unit, dict(report.reference), dict(report.target),
-                          _points(report, row), _predictions(report, function),
-                          stored_models(report, row.callpath))
+                          _points(report, row), _predictions(report, row.model),
+                          stored_models(report, row.callpath), report.trend(row.index),
+                          report.strong is not None and not report.strong.summed)
 
 
 def _points(report: ScalingReport, row: CallpathScaling) -> list[PointStats]:
     experiment = report.experiment
     raw = experiment.measurements[report.metric][row.index]
-    function = row.model.function if row.model is not None else None
     outliers = [dict(o) for o in row.model.outliers] if row.model is not None else []
     points = []
     for i in range(len(experiment.points)):
@@ -134,22 +137,27 @@ def _points(report: ScalingReport, row: CallpathScaling) -> list[PointStats]:
         else:
             stats = (math.nan,) * 4
         left_out = any(all(coords.get(k) == v for k, v in o.items()) for o in outliers)
-        points.append(PointStats(coords, experiment.point_label(i), len(reps), *stats, evaluate(function, coords),
+        points.append(PointStats(coords, experiment.point_label(i), len(reps), *stats, _value(row.model, coords),
                                  left_out))
     return sorted(points, key=lambda s: tuple(s.coordinates.values()))
 
 
-def _predictions(report: ScalingReport, function: Function | None) -> list[Prediction]:
+def _value(model: Model | None, point: dict[str, float]) -> float:
+    """The model at ``point``, by the law that holds there (a segmented model's segment); NaN without one."""
+    return math.nan if model is None else evaluate(model.function_at(point), point)
+
+
+def _predictions(report: ScalingReport, model: Model | None) -> list[Prediction]:
     """The model at 2, 4, 8, 16 times the largest point (in the parameters that grow) below the target,
     and at the target."""
-    if function is None:
+    if model is None or model.function is None:
         return []
     changing = [k for k in report.reference if report.target[k] > report.reference[k]]
     out = []
     for factor in GROWTH_STEPS:
         point = {k: v * factor if k in changing else v for k, v in report.reference.items()}
         if changing and all(point[k] < report.target[k] for k in changing):
-            out.append(Prediction(point, evaluate(function, point)))
-    out.append(Prediction(dict(report.target), evaluate(function, report.target)))
+            out.append(Prediction(point, _value(model, point)))
+    out.append(Prediction(dict(report.target), _value(model, report.target)))
     return out
 

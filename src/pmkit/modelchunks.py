@@ -74,7 +74,8 @@ def chunk_result(models: ModelSet) -> tuple[str, ModelColumns]:
 
 def combine_chunks(parameters: Sequence[str], parts: Sequence[tuple[str, ModelColumns]]) -> ModelSet:
     """The ModelSet of a whole batch from its chunks' :func:`chunk_result`, in series order: the columns
-    put end to end, term offsets shifted, and notes, modeler names and outliers interned again."""
+    put end to end, term offsets and the series of functions of their own and of segmented models
+    shifted, and notes, modeler names and outliers interned again."""
     from pmkit.modelcolumns import ModelColumns
 
     columns = [part for _, part in parts]
@@ -100,6 +101,8 @@ def combine_chunks(parameters: Sequence[str], parts: Sequence[tuple[str, ModelCo
                          outliers=(outlier_group, outliers))
     whole.own_functions = {int(start) + i: function for part, start in zip(columns, starts, strict=True)
                            for i, function in part.own_functions.items()}
+    whole.segments = {int(start) + i: segmented for part, start in zip(columns, starts, strict=True)
+                      for i, segmented in part.segments.items()}
     return ModelSet(parameters, columns=whole, modeler=parts[0][0])
 
 

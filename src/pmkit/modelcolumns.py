@@ -26,10 +26,12 @@ stays a view, and Arrow builds its list columns from the same offsets without co
 outliers are interned: a batch has few distinct note lists and left-out points, so each series
 holds an index.
 
-A model whose law changes at a threshold (segments with ranges and a change point) fits one more
-level between series and terms: per series a segment range, per segment its range and its own
-term range; ``c0``/``term_start`` here would then describe the segment that holds beyond the
-measured range, as ``Model.function`` does.
+A model whose law changes at a threshold (:mod:`pmkit.modelers.segmented`) keeps, as
+``Model.function`` does, the segment that holds beyond the measured range in ``c0``/``term_start``;
+its segments and change point are kept beside the columns (``segments``: series index →
+(segments, change point)) — few series change law, so a map costs less than another level of
+columns, and whatever evaluates every series (:meth:`ModelColumns.evaluate`,
+:meth:`ModelColumns.growth` at a point) takes each such series' segment at the point.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from pmkit.growth import Growth, growth_of
-from pmkit.models import Model, Quality
+from pmkit.models import ChangePoint, Model, Quality, Segment
 from pmkit.pmnf import Factor, Function, Term, extrap_notation, number_texts, pretty_notation, shows_constant
 
 QUALITY_FIELDS = ("rss", "smape", "adjusted_r2", "cv_smape")
@@ -168,7 +170,8 @@ class ModelColumns:
                  note_group: np.ndarray, note_groups: Sequence[tuple[str, ...]], modeler: str = "",
                  options: Mapping[str, Any] | None = None,
                  modeler_of: tuple[Sequence[str], np.ndarray] | None = None,
-                 outliers: tuple[np.ndarray, Sequence[tuple[Mapping[str, float], ...]]] | None = None) -> None:
+                 outliers: tuple[np.ndarray, Sequence[tuple[Mapping[str, float], ...]]] | None = None,
+                 segments: Mapping[int, tuple[tuple[Segment, ...], ChangePoint]] | None = None) -> None:
         self.parameters = tuple(parameters)
         self.callpaths = callpaths
         self.metrics = metrics
@@ -190,6 +193,8 @@ class ModelColumns:
         self.own_functions: dict[int, Function] = {}
         """Series whose function is of a subclass of Function (a plugin's), which may evaluate or print
         itself its own way: they are evaluated, classified and printed through the object."""
+        self.segments: dict[int, tuple[tuple[Segment, ...], ChangePoint]] = dict(segments or {})
+        """Series whose law changes at a threshold: their segments and change point (see the module)."""
         group, groups = outliers if outliers is not None else (np.zeros(n, dtype=np.int64), [()])
         self.outlier_group = np.asarray(group, dtype=np.int64)
         self.outlier_groups = [tuple(points) for points in groups]
@@ -261,6 +266,8 @@ class ModelColumns:
                    outliers=(outlier_group, [points for _, points in outliers.values()]))
         columns.own_functions = {i: m.function for i, m in enumerate(models)
                                  if m.function is not None and type(m.function) is not Function}
+        columns.segments = {i: (m.segments, m.change_point) for i, m in enumerate(models)
+                            if m.segmented and m.change_point is not None}
         return columns
 
     def __len__(self) -> int:
@@ -330,9 +337,10 @@ class ModelColumns:
         function = self.function(i)
         if function is None and math.isnan(q[3]):
             q[3] = None  # as Quality() states it: no function, no cross-validation
+        segments, change = self.segments.get(i, ((), None))
         return Model(self.callpaths[i], self.metrics[i], function, Quality(*q),
                      self.modeler_names[self.modeler_of[i]], self.options, self.note_groups[self.note_group[i]],
-                     int(self.points[i]), self.outlier_groups[self.outlier_group[i]])
+                     int(self.points[i]), self.outlier_groups[self.outlier_group[i]], segments, change)
 
     # ------------------------------------------------------------------ all series at once
 
@@ -360,12 +368,16 @@ class ModelColumns:
                 out[series] = out[series] + values[at]
             for i, function in self.own_functions.items():
                 out[i] = function.evaluate({name: point[name] for name in function.parameters})
+            for i in self.segments:  # each point by the segment that holds there
+                out[i] = self.model(i).evaluate({name: np.broadcast_to(np.asarray(point[name], dtype=float), (size,))
+                                                 for name in self.parameters if name in point})
         out[~self.has_function] = np.nan
         return out if many else out[:, 0]
 
-    def growth(self) -> tuple[np.ndarray, list[Growth]]:
+    def growth(self, point: Mapping[str, float] | None = None) -> tuple[np.ndarray, list[Growth]]:
         """Each series' growth class (:func:`pmkit.growth.growth_of`) as an index into a list of classes; -1
-        where a series has no function.
+        where a series has no function.  With ``point``, a segmented model's class is that of the segment
+        that holds there (else of its function, the last segment).
 
         A growth class depends on the terms' factors and the signs of their coefficients only, so it
         is computed once per distinct (shapes, signs) combination.
@@ -393,6 +405,10 @@ class ModelColumns:
         for i, function in self.own_functions.items():
             codes[i] = len(classes)
             classes.append(growth_of(function))  # type: ignore[arg-type]
+        if point is not None:
+            for i in self.segments:
+                codes[i] = len(classes)
+                classes.append(growth_of(self.model(i).function_at(point)))  # type: ignore[arg-type]
         return codes, classes
 
     def extrap_texts(self, start: int = 0, stop: int | None = None) -> list[str | None]:

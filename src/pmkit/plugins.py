@@ -52,6 +52,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "pmkit.readers.extrap_experiment",
     "pmkit.modelers.refining",
     "pmkit.modelers.multiparam",
+    "pmkit.modelers.segmented",
     "pmkit.modelers.apmt",
     "pmkit.modelers.perprocess",
     "pmkit.detectors.imbalance",

@@ -1,9 +1,19 @@
 """Where a program stops scaling: per call path shares now and at a target scale, and rankings.
 
 The scaling report behind ``pmkit show``: it evaluates each call path's model at the largest
-measured point and at a target scale, classifies how the model grows (:mod:`pmkit.growth`), and
-ranks the call paths that grow fastest.  It works on any :class:`~pmkit.models.ModelSet`, whichever
-modeler made it.  :func:`pmkit.sdk.analyse` builds it once, with the models, findings and one call
+measured point and at a target scale, classifies how the model grows (:mod:`pmkit.growth`) and
+behaves towards the target (:mod:`pmkit.trend`), and ranks the call paths that grow fastest — or, for
+a strong-scaling study (:mod:`pmkit.strong_scaling`), those that limit the speed-up.  It works on any
+:class:`~pmkit.models.ModelSet`, whichever modeler made it.
+
+**A negative prediction is never counted silently.**  A model of a non-negative metric that is below
+zero at the target does not hold that far; its value there is unknown.  Such a call path is left out
+of the predicted total and of the basis of every share at the target: its own share then is NaN (not
+0), the total is the sum of the others — a lower bound, since the left-out time is not negative — and
+the views name it, with where its model turns negative (:meth:`ScalingReport.negative_rows`).  A
+negative measured value (a defect of the input) still counts 0 in the measured total.
+
+:func:`pmkit.sdk.analyse` builds it once, with the models, findings and one call
 path's detail (:mod:`pmkit.detail`), into a :class:`pmkit.analysis.Analysis`; :mod:`pmkit.ui` renders it.
 """
 
@@ -23,6 +33,8 @@ from pmkit.growth import Growth
 from pmkit.models import Model, ModelSet
 from pmkit.names import display_names, display_path
 from pmkit.pmnf import Function
+from pmkit.strong_scaling import StrongScaling, lost_shares, strong_parameters, strong_scaling
+from pmkit.trend import Trend, trend_of, trend_parameter
 
 DEFAULT_SCALE_UP = 4.0
 """Without a target, it is this many times the largest measured value of each parameter."""
@@ -47,15 +59,21 @@ def reference_index(experiment: Experiment) -> int:
     return order[-1]
 
 
-def default_target(experiment: Experiment, scale: float = DEFAULT_SCALE_UP) -> dict[str, float]:
-    """``scale`` × the largest measured value of each parameter."""
-    return {name: float(experiment.points[:, i].max()) * scale for i, name in enumerate(experiment.parameters)}
+def default_target(experiment: Experiment, scale: float = DEFAULT_SCALE_UP,
+                   strong: Sequence[str] = ()) -> dict[str, float]:
+    """``scale`` × the largest measured value of each parameter; for a strong-scaling study (``strong``
+    names the parameters it scales strongly, :func:`pmkit.strong_scaling.strong_parameters`) of those
+    parameters only, the others at their largest measured value."""
+    return {name: float(experiment.points[:, i].max()) * (scale if not strong or name in strong else 1.0)
+            for i, name in enumerate(experiment.parameters)}
 
 
-def resolve_target(experiment: Experiment, given: Mapping[str, float] | None) -> dict[str, float]:
-    """The target point: the default when nothing is given; parameters not given keep their largest value."""
+def resolve_target(experiment: Experiment, given: Mapping[str, float] | None,
+                   strong: Sequence[str] = ()) -> dict[str, float]:
+    """The target point: the default (see :func:`default_target`) when nothing is given; parameters not
+    given keep their largest value."""
     if not given:
-        return default_target(experiment)
+        return default_target(experiment, strong=strong)
     largest = default_target(experiment, 1.0)
     unknown = [name for name in given if name not in experiment.parameters]
     if unknown:
@@ -79,6 +97,11 @@ class CallpathScaling:
     ``growth`` the factor ``predicted / fitted``.  ``branch_share`` and ``branch_predicted_share``
     count the call path with everything below it (for an inclusive metric, the same as its own).
     ``measured_points`` is the number of points with at least one value (0: a node of the tree only).
+    ``lost`` is, in a strong-scaling analysis, the share of the predicted total the call path loses to
+    less than ideal scaling (:func:`pmkit.strong_scaling.lost_shares`), else NaN.  ``branch_negative``
+    counts the call paths in its branch (itself included) whose model is negative at the target.
+    ``law`` is, for a segmented model, the segment's function that holds at the target (which
+    ``predicted`` and ``growth_class`` come from); None otherwise (the law is ``model.function``).
     """
 
     index: int
@@ -98,17 +121,25 @@ class CallpathScaling:
     branch_predicted_share: float = math.nan
     branch_predicted: float = math.nan
     measured_points: int = -1
+    lost: float = math.nan
+    branch_negative: int = 0
+    law: Function | None = None
 
     @property
     def has_model(self) -> bool:
         return self.model is not None and self.model.function is not None
+
+    @property
+    def negative(self) -> bool:
+        """Whether the model predicts a value below zero at the target (left out of the predicted total)."""
+        return bool(self.predicted < 0)
 
     def to_json(self) -> dict[str, object]:
         return {"callpath": self.callpath, "measured": self.measured, "share": self.share,
                 "fitted": self.fitted, "predicted": self.predicted,
                 "predicted_share": self.predicted_share, "growth": self.growth,
                 "growth_class": None if self.growth_class is None else self.growth_class.to_json(),
-                "prior_note": self.prior_note}
+                "prior_note": self.prior_note, "negative": self.negative, "lost": self.lost}
 
 
 @dataclass(frozen=True)
@@ -117,8 +148,10 @@ class ScalingColumns:
 
     ``model`` is the position of the row's model in the report's ModelSet (-1: none);
     ``growth_code`` indexes ``growth_classes`` (-1: none); ``prior_notes`` holds the rows a prior
-    restricted; ``parent`` (-1 for a root) and ``depth`` are the call tree's.  The views filter, sort
-    and fold the tree on these and build row objects only for what they show.
+    restricted; ``parent`` (-1 for a root) and ``depth`` are the call tree's; ``negative`` marks the
+    models below zero at the target (left out of the predicted total), ``lost`` and ``branch_negative``
+    are :class:`CallpathScaling`'s.  The views filter, sort and fold the tree on these and build row
+    objects only for what they show.
     """
 
     model: np.ndarray
@@ -138,6 +171,9 @@ class ScalingColumns:
     measured_points: np.ndarray
     parent: np.ndarray
     depth: np.ndarray
+    negative: np.ndarray
+    lost: np.ndarray
+    branch_negative: np.ndarray
 
     def growth_class(self, index: int) -> Growth | None:
         code = int(self.growth_code[index])
@@ -187,6 +223,11 @@ class ScalingReport:
 
     The numbers live in :attr:`columns`; :attr:`rows` builds a :class:`CallpathScaling` (with its
     Model) only for the rows asked for, so a view of 100,000 call paths builds the few it shows.
+
+    ``strong_parameters`` are the parameters the study scales strongly (empty for a weak-scaling
+    study); ``strong`` its strong-scaling view when the target adds processes to the same problem
+    (speed-ups, the ideal factor), else None.  ``trend_parameter`` is the parameter the rows' laws are
+    described along (:meth:`trend`), from ``trend_start`` on.
     """
 
     experiment: Experiment
@@ -201,9 +242,14 @@ class ScalingReport:
     total_predicted: float
     models: ModelSet
     columns: ScalingColumns
+    strong_parameters: tuple[str, ...] = ()
+    strong: StrongScaling | None = None
+    trend_parameter: str | None = None
+    trend_start: float = math.nan
 
     def __post_init__(self) -> None:
         self.rows: Sequence[CallpathScaling] = _Rows(self)
+        self._trends: dict[int, Trend | None] = {}
 
     def build_row(self, i: int) -> CallpathScaling:
         """Row ``i`` as an object (see :attr:`rows`, which keeps it)."""
@@ -211,11 +257,50 @@ class ScalingReport:
         node = self.experiment.callpaths[i]
         position = int(c.model[i])
         model = self.models[position] if position >= 0 else None
+        law = model.function_at(self.target) if model is not None and model.segmented else None
         return CallpathScaling(i, node.path, node.name, node.depth, model, float(c.measured[i]), float(c.share[i]),
                                float(c.fitted[i]), float(c.predicted[i]), float(c.predicted_share[i]),
                                float(c.growth[i]), c.growth_class(i), c.prior_notes.get(i),
                                float(c.branch_share[i]), float(c.branch_predicted_share[i]),
-                               float(c.branch_predicted[i]), int(c.measured_points[i]))
+                               float(c.branch_predicted[i]), int(c.measured_points[i]), float(c.lost[i]),
+                               int(c.branch_negative[i]), law)
+
+    def trend(self, index: int) -> Trend | None:
+        """How row ``index``'s law behaves towards the target (:func:`pmkit.trend.trend_of`), described
+        on first use (from the model columns' function, without building the row); None without a model
+        or a parameter to describe it along."""
+        if index not in self._trends:
+            c = self.columns
+            position = int(c.model[index])
+            function = self.models.columns.function(position) if c.has_function[index] else None
+            if function is not None and position in self.models.columns.segments:  # the segment at the target
+                function = self.models.columns.model(position).function_at(self.target)
+            predicted = float(c.predicted[index])
+            self._trends[index] = trend_of(function, self.trend_parameter, self.trend_start, self.target,
+                                           self.reference, predicted if math.isfinite(predicted) else None)
+        return self._trends[index]
+
+    def default_target(self) -> dict[str, float]:
+        """The target this analysis has when none is given (see :func:`default_target`)."""
+        return default_target(self.experiment, strong=self.strong_parameters)
+
+    def negative_rows(self, limit: int | None = None) -> list[CallpathScaling]:
+        """The call paths whose model is below zero at the target, in tree order — the first ``limit`` of them
+        (:meth:`negative_count` says how many there are); rows are built for those only."""
+        c = self.columns
+        return [self.rows[i] for i in np.flatnonzero(c.has_function & c.negative)[:limit].tolist()]
+
+    def negative_count(self) -> int:
+        """How many call paths have a model below zero at the target (see :meth:`negative_rows`)."""
+        c = self.columns
+        return int((c.has_function & c.negative).sum())
+
+    @property
+    def left_out(self) -> int:
+        """How many call paths counted in the total were left out of the predicted total: their model is
+        negative at the target (the predicted total is then a lower bound)."""
+        negative = self.columns.negative
+        return int(negative[self.experiment.callpaths.roots()].sum() if self.inclusive else negative.sum())
 
     def row(self, callpath: str) -> CallpathScaling:
         """The row of ``callpath``: a full path, or the end of one (``solve->MPI_Allreduce``, a region
@@ -325,15 +410,26 @@ class ScalingReport:
         with np.errstate(invalid="ignore"):
             ok = (c.has_function & np.isfinite(c.growth) & (c.growth > 1.0 + 1e-9) & (levels > 0)
                   & (~np.isfinite(c.predicted_share) | (c.predicted_share >= min_share)))
-        candidates = np.flatnonzero(ok)
-        share = _zeroed(c.predicted_share)
-        order = candidates[np.lexsort((-share[candidates], -c.growth[candidates]))]
-        if limit is not None and len(order) > limit:  # the first ``limit`` and all that tie with the last
-            last = order[limit - 1]
-            tied = (c.growth[order] == c.growth[last]) & (share[order] == share[last])
-            order = order[:int(np.flatnonzero(tied).max()) + 1]
+        order = _top(np.flatnonzero(ok), -c.growth, -_zeroed(c.predicted_share), limit=limit)
         rows = [self.rows[i] for i in order.tolist()]
         rows.sort(key=lambda r: (-r.growth, -_or_zero(r.predicted_share), r.callpath))
+        return rows if limit is None else rows[:limit]
+
+    def limiting(self, min_share: float = 0.0, limit: int | None = None) -> list[CallpathScaling]:
+        """In a strong-scaling analysis, the call paths that limit the speed-up: those losing at least
+        ``min_share`` of the predicted total to less than ideal scaling (:attr:`CallpathScaling.lost`),
+        the largest loss first (of equals, by call path); empty without a strong-scaling view.  For an
+        inclusive metric a loss holds the callees' and a root with callees is left out: its loss is the
+        whole run's, 1 − efficiency.  Chosen on the arrays; rows are built for the ranked ones only."""
+        c = self.columns
+        with np.errstate(invalid="ignore"):
+            ok = c.has_function & np.isfinite(c.lost) & (c.lost > 0) & (c.lost >= min_share)
+        if self.inclusive:
+            tree = self.experiment.callpaths
+            ok[[i for i in tree.roots() if tree.children(i)]] = False
+        order = _top(np.flatnonzero(ok), -c.lost, limit=limit)
+        rows = [self.rows[i] for i in order.tolist()]
+        rows.sort(key=lambda r: (-r.lost, r.callpath))
         return rows if limit is None else rows[:limit]
 
     def modelers(self) -> list[str]:
@@ -411,29 +507,52 @@ class ScalingReport:
         c = self.columns
         classes = [g.to_json() for g in c.growth_classes]
         paths = self.experiment.callpaths.paths()
-        values = [c.measured, c.share, c.fitted, c.predicted, c.predicted_share, c.growth]
+        values = [c.measured, c.share, c.fitted, c.predicted, c.predicted_share, c.growth, c.negative, c.lost]
         index = np.asarray(indices, dtype=np.int64)
-        measured, share, fitted, predicted, predicted_share, growth = (v[index].tolist() for v in values)
+        measured, share, fitted, predicted, predicted_share, growth, negative, lost = (v[index].tolist()
+                                                                                       for v in values)
         codes = c.growth_code[index].tolist()
         return [{"callpath": paths[i], "measured": measured[k], "share": share[k], "fitted": fitted[k],
                  "predicted": predicted[k], "predicted_share": predicted_share[k], "growth": growth[k],
-                 "growth_class": None if codes[k] < 0 else classes[codes[k]], "prior_note": c.prior_notes.get(i)}
+                 "growth_class": None if codes[k] < 0 else classes[codes[k]], "prior_note": c.prior_notes.get(i),
+                 "negative": negative[k], "lost": lost[k]}
                 for k, i in enumerate(index.tolist())]
 
     def prediction_document(self) -> dict[str, object]:
-        """The analysis as JSON: metric, reference and target points, totals (rows are per model)."""
+        """The analysis as JSON: metric, reference and target points, totals (rows are per model), the
+        strong-scaling parameters and view, and the call paths left out of the predicted total."""
         return {"metric": self.metric, "unit": self.unit, "measure": self.measure,
                 "reference_point": self.reference, "target": self.target,
-                "total_measured": self.total_measured, "total_predicted": self.total_predicted}
+                "total_measured": self.total_measured, "total_predicted": self.total_predicted,
+                "strong_parameters": list(self.strong_parameters),
+                "strong_scaling": None if self.strong is None else self.strong.to_json(),
+                "negative": [{"callpath": r.callpath, "predicted": r.predicted,
+                              "negative_from": _negative_from(self.trend(r.index))} for r in self.negative_rows()]}
 
 
 def _or_zero(value: float) -> float:
     return value if math.isfinite(value) else 0.0
 
 
+def _negative_from(trend: Trend | None) -> float | None:
+    return None if trend is None else trend.behaviour.negative_from
+
+
 def _zeroed(values: np.ndarray, instead: float = 0.0) -> np.ndarray:
     """``values`` with every non-finite entry replaced by ``instead`` (:func:`_or_zero` for arrays)."""
     return np.where(np.isfinite(values), values, instead)
+
+
+def _top(candidates: np.ndarray, *keys: np.ndarray, limit: int | None = None) -> np.ndarray:
+    """``candidates`` ordered by ``keys`` (the first the primary, smallest first): with a ``limit``, the
+    first ``limit`` and every one that ties with the last on all keys (a final order by name, which the
+    arrays do not hold, may then pick among them)."""
+    order = candidates[np.lexsort(tuple(key[candidates] for key in reversed(keys)))]
+    if limit is not None and len(order) > limit:
+        last = order[limit - 1]
+        tied = np.logical_and.reduce([key[order] == key[last] for key in keys])
+        order = order[:int(np.flatnonzero(tied).max()) + 1]
+    return order
 
 
 def evaluate(function: Function | None, point: Mapping[str, float]) -> float:
@@ -462,10 +581,13 @@ def analyse(experiment: Experiment, models: ModelSet | Sequence[Model], metric: 
     """Evaluate every call path's model of ``metric`` at the largest measured point and at ``target``.
 
     Shares are of the total of the metric: the sum over root call paths for an inclusive metric,
-    over all call paths for an exclusive one.  Call paths without a model keep NaN predictions.
-    ``constraints`` (from a prior) mark the rows whose model the prior restricted.  Every model is
-    evaluated at once from the model columns (:meth:`pmkit.modelcolumns.ModelColumns.evaluate`, the
-    values :func:`evaluate` gives one function).
+    over all call paths for an exclusive one; a call path whose model is negative at the target is left
+    out of the predicted total (see the module's documentation).  Call paths without a model keep NaN
+    predictions.  ``constraints`` (from a prior) mark the rows whose model the prior restricted.
+    Without a ``target``, a strong-scaling study's is 4× its process counts, any other's 4× every
+    parameter (:func:`default_target`).  Every model is evaluated at once from the model columns
+    (:meth:`pmkit.modelcolumns.ModelColumns.evaluate`, the values :func:`evaluate` gives one function),
+    and every per-row quantity is an array: nothing here loops over the call paths in Python.
     """
     metric = metric or default_metric(experiment)
     if metric not in experiment.measurements:
@@ -477,7 +599,8 @@ def analyse(experiment: Experiment, models: ModelSet | Sequence[Model], metric: 
     parent, depth = tree.parents(), tree.depths()
     ref = reference_index(experiment)
     reference = {name: float(v) for name, v in zip(experiment.parameters, experiment.points[ref], strict=True)}
-    goal = resolve_target(experiment, target)
+    strong = strong_parameters(experiment, metric, measure)
+    goal = resolve_target(experiment, target, strong)
     measured = experiment.values(metric, measure)[:, ref]
     measured_at = np.isfinite(experiment.measurements[metric]).any(axis=2).sum(axis=1)
     columns = models.columns
@@ -489,19 +612,28 @@ def analyse(experiment: Experiment, models: ModelSet | Sequence[Model], metric: 
     if with_function.any():
         fitted[with_function] = columns.evaluate(reference)[position[with_function]]
         predicted[with_function] = columns.evaluate(goal)[position[with_function]]
-    codes, classes = columns.growth()
+    codes, classes = columns.growth(goal)  # a segmented model grows as its segment at the target
     growth_code = np.where(has, codes[np.where(has, position, 0)], -1)
     counted = tree.roots() if info.inclusive else list(range(len(tree)))
-    # shares are of non-negative parts, now and then alike (a negative value or prediction counts 0)
+    # shares are of non-negative parts: a negative measured value counts 0; a negative prediction is left
+    # out of the predicted total (the same sum as counting it 0) and gets no share (NaN), and the views say so
     measured_part = np.clip(measured, 0.0, None)
     clipped = np.clip(predicted, 0.0, None)
+    negative = predicted < 0
     total_measured = (float(np.nansum(measured_part[counted])) if np.isfinite(measured_part[counted]).any()
                       else math.nan)
     total_predicted = float(np.nansum(clipped[counted])) if np.isfinite(clipped[counted]).any() else math.nan
     branch_measured, branch_predicted = measured_part.copy(), clipped.copy()
+    branch_negative = negative.astype(float)
     if not info.inclusive:
         branch_measured = _branch_sums(parent, depth, measured_part)
         branch_predicted = _branch_sums(parent, depth, clipped)
+    branch_negative = _branch_sums(parent, depth, branch_negative).astype(np.int64)
+    predicted_share = np.where(negative, np.nan, clipped)
+    view = strong_scaling(experiment, metric, measure, ref, goal, strong) if strong else None
+    lost = lost_shares(view, fitted, predicted, total_predicted)
+    along = trend_parameter(experiment.parameters, reference, goal, strong)
+    start = float(experiment.points[:, experiment.parameters.index(along)].min()) if along else math.nan
     with np.errstate(all="ignore"):
         growth = np.where(fitted > 0, predicted / np.where(fitted > 0, fitted, 1.0), np.nan)
     notes = {}
@@ -510,11 +642,12 @@ def analyse(experiment: Experiment, models: ModelSet | Sequence[Model], metric: 
         if note is not None and path in tree:
             notes[tree.index(path)] = note
     rows = ScalingColumns(position, with_function, measured, _part(measured_part, total_measured), fitted, predicted,
-                          _part(clipped, total_predicted), growth, growth_code, classes, notes,
+                          _part(predicted_share, total_predicted), growth, growth_code, classes, notes,
                           _part(branch_measured, total_measured), _part(branch_predicted, total_predicted),
-                          branch_predicted, measured_at.astype(np.int64), parent, depth)
+                          branch_predicted, measured_at.astype(np.int64), parent, depth, negative, lost,
+                          branch_negative)
     return ScalingReport(experiment, metric, info.unit, info.inclusive, measure, reference, ref, goal,
-                         total_measured, total_predicted, models, rows)
+                         total_measured, total_predicted, models, rows, strong, view, along, start)
 
 
 def prior_note(constraint: Constraint | None, parameters: Sequence[str]) -> str | None:

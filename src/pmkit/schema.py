@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from pmkit.comparison import Comparison
     from pmkit.findings import Finding
     from pmkit.models import Model
+    from pmkit.scaling import ScalingReport
 
 SCHEMA = "pmkit.models/1"
 COMPARE_SCHEMA = "pmkit.compare/1"
@@ -50,10 +51,12 @@ def show_document(analysis: Analysis) -> dict[str, Any]:
 
 def show_inputs(analysis: Analysis) -> list[dict[str, Any]]:
     """The ``show`` member of ``pmkit show --json``: per input the reference point, target, totals,
-    detail and contributed tables."""
+    strong-scaling parameters and speed-ups, the call paths left out of the predicted total, detail and
+    contributed tables."""
     return [{"source": r.source, **r.report.prediction_document(),
              **({"detail": r.detail.to_json()} if r.detail is not None else {}),
-             "total": _total(r), "tables": [t.to_json() for t in r.tables]} for r in analysis.inputs]
+             "total": _total(r), "speedups": [s.to_json() for s in r.speedups],
+             "tables": [t.to_json() for t in r.tables]} for r in analysis.inputs]
 
 
 def compare_document(comparison: Comparison, *, min_share: float = 0.01, top: int = 5) -> dict[str, Any]:
@@ -83,9 +86,11 @@ def compare_document(comparison: Comparison, *, min_share: float = 0.01, top: in
 
 
 def _total(result: InputAnalysis) -> dict[str, Any]:
-    """The header's totals: measured now, predicted at the target, and by what."""
+    """The header's totals: measured now, predicted at the target, and by what; how many call paths were
+    left out of the predicted total (their model is negative there), which makes it a lower bound."""
     predicted, by = result.predicted_total
-    return {"measured": result.report.total_measured, "predicted": predicted, "by": by}
+    left_out = result.report.left_out if result.total is None else 0
+    return {"measured": result.report.total_measured, "predicted": predicted, "by": by, "left_out": left_out}
 
 
 def _model_entry(source: str, model: Model) -> dict[str, Any]:
@@ -96,8 +101,18 @@ def _prediction(result: InputAnalysis, model: Model) -> dict[str, Any] | None:
     """The scaling row of ``model``'s call path, when the model is of the analysed metric."""
     if model.metric != result.metric or model.callpath not in result.experiment.callpaths:
         return None
-    row = result.report.row(model.callpath).to_json()
-    return {k: v for k, v in row.items() if k != "callpath"}
+    report = result.report
+    row = report.row(model.callpath)
+    return {**{k: v for k, v in row.to_json().items() if k != "callpath"}, "behaviour": behaviour(report, row.index)}
+
+
+def behaviour(report: ScalingReport, index: int) -> dict[str, Any] | None:
+    """A prediction's ``behaviour``: how row ``index``'s law behaves towards the target
+    (:meth:`pmkit.trend.Trend.to_json`, values written in the report's unit); None without a trend."""
+    from pmkit.ui.quantities import format_value
+
+    trend = report.trend(index)
+    return None if trend is None else trend.to_json(lambda v: format_value(v, report.unit))
 
 
 def _document(parameters: Sequence[str], entries: list[dict[str, Any]], sources: Sequence[str],

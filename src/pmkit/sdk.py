@@ -270,8 +270,9 @@ def analyse(inputs: str | os.PathLike | Experiment | Inputs | Sequence[str | os.
 
     ``inputs`` are paths (read with the reader that recognises each), experiments, or the
     :class:`~pmkit.analysis.Inputs` of :func:`read_inputs`.  ``metric`` defaults to ``time`` (or the
-    first metric); ``target`` to 4× the largest measured value of each parameter (parameters left
-    out keep their largest value).  ``models`` skips modeling for a single experiment whose models
+    first metric); ``target`` to 4× the largest measured value of each parameter — of a strong-scaling
+    study's process counts only (:mod:`pmkit.strong_scaling`) — and parameters left out keep their
+    largest value.  ``models`` skips modeling for a single experiment whose models
     you already have.  ``prior`` (from :func:`load_prior`) restricts the models and checks the data;
     ``detectors`` defaults to every registered one (``[]`` runs none), with ``detector_options`` as
     in :func:`detect`.  ``callpath`` adds that call path's detail.  ``executor`` runs the reading and

@@ -71,3 +71,18 @@ def registry():
     reset_registry(reg)
     yield reg
     reset_registry(None)
+
+
+def segmented_experiment():
+    """A pmkit experiment whose ``main->send`` grows slowly up to p = 100 and ten times faster beyond
+    (11 points p = 2..2048, 1% noise), and whose ``main->compute`` follows one law."""
+    from pmkit.experiment import ExperimentBuilder
+
+    builder = ExperimentBuilder(("p",), "generated")
+    builder.add_metric("time", unit="s")
+    rng = np.random.default_rng(7)
+    for p in 2.0 ** np.arange(1, 12):
+        truth = 3 + 0.5 * p if p < 100 else 53 + 5 * (p - 100)
+        builder.add_values("main->send", "time", (p,), truth * (1 + 0.01 * rng.standard_normal(3)))
+        builder.add_values("main->compute", "time", (p,), (10 + 0.2 * p) * (1 + 0.01 * rng.standard_normal(3)))
+    return builder.build()

@@ -15,7 +15,7 @@ from extrap.fileio.experiment_io import read_experiment
 from extrap.fileio.file_reader.cube_file_reader2 import CubeFileReader2
 
 import pmkit
-from conftest import EXTRAP_FILES
+from conftest import EXTRAP_FILES, segmented_experiment
 from pmkit.experiment import ExperimentBuilder
 from pmkit.readers.extrap_experiment import ExtrapExperimentReader
 from pmkit_extrap import read_extrap, to_extrap, to_pmkit, write_extrap
@@ -58,10 +58,59 @@ def test_extrap_to_pmkit_to_extrap_is_lossless(name: str) -> None:
         np.testing.assert_allclose(after[key], before[key], rtol=1e-12)
 
 
-def test_segmented_models_are_reported_not_invented() -> None:
+def test_extrap_segmented_models_arrive_as_segmented_models() -> None:
     experiment = to_pmkit(read_experiment(str(EXTRAP_FILES / "segmented.extra-p")))
     (model,) = experiment.stored_models["segmented"]
-    assert model.function is None and "segmented" in model.notes[0]
+    assert model.segmented and model.change_point.parameter == "p"
+    assert model.change_point.value == model.change_point.low == model.change_point.high == 256.0
+    left, right = model.segments
+    assert left.function.pretty_text() == "2.969 + 0.4968·p" and right.function.is_constant
+    assert model.function == right.function
+    assert left.measured[1] == 256.0 == right.measured[0]  # the point both segments share
+    assert model.evaluate(16.0) == pytest.approx(2.9694584253086727 + 0.4968439882034533 * 16)
+    assert model.evaluate(1e6) == pytest.approx(130.31932582625052)
+
+
+def test_segmented_pmkit_models_are_written_as_extrap_segmented_models(tmp_path: Path) -> None:
+    experiment = segmented_experiment()
+    models = pmkit.model(experiment)
+    send = models.get("main->send", "time")
+    assert send.segmented and 64 <= send.change_point.value <= 128
+    assert not models.get("main->compute", "time").segmented
+    path = tmp_path / "segmented.extra-p"
+    write_extrap(path, experiment, {"pmkit": models})
+    script = (
+        "import json, sys\n"
+        "from extrap.fileio.experiment_io import read_experiment\n"
+        "from extrap.entities.model import SegmentedModel\n"
+        "e = read_experiment(sys.argv[1])\n"
+        "assert 'pmkit_extrap' not in sys.modules\n"
+        "out = {}\n"
+        "for (cp, metric), m in e.modelers[0].models.items():\n"
+        "    at = [2.0, 50.0, 5000.0]\n"
+        "    out[cp.name] = {'segmented': isinstance(m, SegmentedModel),\n"
+        "                    'values': [float(m.hypothesis.function.evaluate(v)) for v in at],\n"
+        "                    'change': [c.coordinate[0] for c in getattr(m, 'changing_points', [])],\n"
+        "                    'pieces': [len(p.measurements) for p in getattr(m, 'segment_models', [])]}\n"
+        "print(json.dumps(out))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True, check=True)
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["main->send"]["segmented"] and not seen["main->compute"]["segmented"]
+    assert seen["main->send"]["change"] == [64.0, 128.0]
+    assert sum(seen["main->send"]["pieces"]) >= 10
+    np.testing.assert_allclose(seen["main->send"]["values"], send.evaluate(np.array([2.0, 50.0, 5000.0])), rtol=1e-12)
+    cli = Path(sys.executable).with_name("extrap")
+    done = subprocess.run([str(cli), "--experiment", str(path), "--disable-progress", "--print", "functions"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "Model 1:" in done.stdout and "Model 2:" in done.stdout
+    back = read_extrap(path).stored_models["pmkit"].get("main->send", "time")
+    assert back.segmented and back.change_point.low == 64.0 and back.change_point.high == 128.0
+    for mine, theirs in zip(send.segments, back.segments, strict=True):
+        np.testing.assert_allclose(theirs.function.evaluate(np.array([4.0, 512.0])),
+                                   mine.function.evaluate(np.array([4.0, 512.0])), rtol=1e-12)
+        assert theirs.measured == mine.measured
 
 
 def test_cube_study_read_by_extrap_converts_with_repetitions(shared_data: Path) -> None:

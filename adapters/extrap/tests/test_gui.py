@@ -186,3 +186,27 @@ def test_the_console_script_starts_extraps_gui_with_pmkit_modelers(study: Path, 
     assert "pmkit-refining" in done.stdout.split("offered:")[1].splitlines()[0].split("|")
     assert "model name: pmkit-refining" in done.stdout and "saved: True" in done.stdout
     assert len(np.unique(pixels(QImage(str(shot))))) > 100
+
+
+def test_extraps_gui_shows_both_segments_of_a_segmented_pmkit_model(window, app: QApplication, tmp_path: Path) -> None:
+    from extrap.fileio.experiment_io import read_experiment
+    from PySide6.QtCore import QModelIndex, Qt
+
+    import pmkit
+    from conftest import segmented_experiment
+    from pmkit_extrap import write_extrap
+
+    experiment = segmented_experiment()
+    models = pmkit.model(experiment)
+    send = models.get("main->send", "time")
+    assert send.segmented
+    path = tmp_path / "segmented.extra-p"
+    write_extrap(path, experiment, {"pmkit": models})
+    window.import_file(read_experiment, file_name=str(path), model=False)  # File > Open experiment
+    app.processEvents()
+    tree = window.selector_widget.tree_model
+    main = tree.index(0, 0, QModelIndex())
+    assert tree.data(tree.index(0, 0, main), Qt.ItemDataRole.DisplayRole) == "send"
+    first, second = tree.data(tree.index(0, 3, main), Qt.ItemDataRole.DisplayRole).splitlines()
+    assert first.endswith(f"for p<={send.change_point.value:.3f}") and "for p>=" in second
+    assert f"{send.segments[1].function.terms[0].coefficient:.3f} * p" in second

@@ -94,10 +94,14 @@ def open_executor(args: argparse.Namespace) -> Iterator[Any]:
         yield engine
 
 
-def add_view_arguments(parser: argparse.ArgumentParser) -> None:
-    """The arguments of commands that analyse towards a target and render it (``show``, ``compare``)."""
-    parser.add_argument("--at", metavar="P=V,...", help="target scale, e.g. p=65536,size=100 (default: 4× the "
-                        "largest measured value of each parameter; parameters left out keep their largest value)")
+TARGET_HELP = ("target scale, e.g. p=65536,size=100 (default: 4× the largest measured value of each parameter; "
+               "parameters left out keep their largest value)")
+
+
+def add_view_arguments(parser: argparse.ArgumentParser, target_help: str = TARGET_HELP) -> None:
+    """The arguments of commands that analyse towards a target and render it (``show``, ``compare``);
+    ``target_help`` says how the command chooses its default target."""
+    parser.add_argument("--at", metavar="P=V,...", help=target_help)
     parser.add_argument("--callpath", metavar="PATH", help="detail of one call path, e.g. 'main->solve' (quoted: -> "
                         "is a shell redirection), or the unique end of one, e.g. MPI_Gather (short names as shown)")
     parser.add_argument("--min-share", metavar="PERCENT", type=float, default=1.0,

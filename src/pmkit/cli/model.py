@@ -39,11 +39,11 @@ def output_format(args: argparse.Namespace) -> str:
     fmt = args.format or ("json" if args.json else "table")
     if args.json and fmt != "json":
         raise UsageError(f"--json is short for --format json; it cannot go with --format {fmt}")
+    if fmt in BINARY_FORMATS and args.out is None and sys.stdout.isatty():
+        raise UsageError(f"--format {fmt} writes a binary file: give --out FILE (or pipe the output)")
     problem = missing_dependency(fmt)
     if problem:
         raise UsageError(problem)
-    if fmt in BINARY_FORMATS and args.out is None and sys.stdout.isatty():
-        raise UsageError(f"--format {fmt} writes a binary file: give --out FILE (or pipe the output)")
     return fmt
 
 

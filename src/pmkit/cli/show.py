@@ -24,16 +24,30 @@ from pmkit.cli.common import (
 
 COLUMNS_LEGEND = (
     "Columns of the call tree: model — the fitted function of the parameters; growth — its growth class (the "
-    "fastest-growing term: constant, log p, p^0.5, p, p·log p, ...); share now — the call path's part of the total "
-    "at the largest measured point; at P=V — the model's prediction at the target; share then — its part of the "
-    "predicted total.  Ranking: × — predicted ÷ fitted at the largest measured point; then — the prediction at the "
-    "target.  A row marked +N counts its N hidden callees; a superscript refers to a note below the tree.  At a "
-    "narrow width the tree gives up the model column first, then share now, then the prediction; the ranking the "
-    "model, then the prediction, then ×; the caption says which were left out.")
+    "fastest-growing term: constant, log p, p^0.5, p, p·log p, ...) or, for a law that does not grow towards the "
+    "target, how it behaves along the parameter that changes: falls as 1/p, flattens at 2.0 s, falls as 1/p, grows "
+    "again beyond p ≈ 900 (its turning point), grows again beyond p ≈ 900 (past it); share now — the call path's "
+    "part of the total at the largest measured point; at P=V — the model's prediction at the target; share then — "
+    "its part of the predicted total.  A model negative at the target (!, 'negative beyond p ≈ 34') does not hold "
+    "there: it is left out of the predicted total (then a lower bound, ≥) and of the shares, and named under the "
+    "tree.  Ranking: × — predicted ÷ fitted at the largest measured point; then — the prediction at the target.  "
+    "A strong-scaling study (the measured total falls with a parameter such as p; with values summed over "
+    "processes, the total per process) gets the speed-up and parallel efficiency at the target in the header, "
+    "over the largest measured point and the smallest, and a ranking of the call paths limiting the speed-up: "
+    "lost — what a call path takes at the target beyond ideal scaling from the largest measured point, as a share "
+    "of the predicted total (together about 1 − efficiency).  A row marked +N counts its N hidden callees; a "
+    "superscript refers to a note below the tree.  At a narrow width the tree gives up the model column first, "
+    "then share now, then the prediction; the ranking the model, then the prediction, then × (share then); the "
+    "caption says which were left out.")
+TARGET_HELP = (
+    "target scale, e.g. p=65536,size=100 (default: 4× the largest measured value of each parameter; for a "
+    "strong-scaling study — the measured total falls with a parameter such as p — 4× the largest value of that "
+    "parameter, the others kept at their largest, as the header says; parameters left out keep their largest "
+    "value)")
 
 
 def _add_show_arguments(parser: argparse.ArgumentParser) -> None:
-    add_view_arguments(parser)
+    add_view_arguments(parser, TARGET_HELP)
     parser.add_argument("--depth", metavar="N", type=int, help="show N levels of the call tree")
     parser.add_argument("--sort", choices=("share", "growth", "name"), default="share",
                         help="order of siblings in the tree: their branch's share at the target, the fastest growth "

@@ -27,6 +27,12 @@ Per-series constraints (:class:`pmkit.constraints.Constraint`, from a prior) are
 constant constraint gives the constant model; parameters not allowed leave the search; parameters
 multiply only within a constraint group.  The constraint is stated in the model's notes.
 
+A law that changes along one parameter (:mod:`pmkit.modelers.segmented`) is found on that
+parameter's grid line with the one-parameter test (option ``segments``); each side of the change
+is then modeled as a grid of its own, and the model's function is the side beyond the change — the
+segment that holds towards larger values, which predictions use (``Model.function_at`` gives the
+other side's below the change).
+
 Choices measured here (2 parameters, 5×5 grid {4..64}², 2,000 random functions — half
 ``c0 + c1·f(p)·g(q)``, half ``c0 + c1·f(p) + c2·g(q)``, f, g common or rare, ±2% noise, seed 2;
 exact structure and exponents / prediction at (256, 256) within 2%), with the single-parameter
@@ -72,13 +78,16 @@ from pmkit.fitting.refinement import (
     relative_design_fit,
     shape_basis,
 )
+from pmkit.fitting.segments import MIN_POINTS as SEGMENT_MIN_POINTS
+from pmkit.fitting.segments import find_change_points
 from pmkit.hookspecs import hookimpl
 from pmkit.modelcolumns import ModelColumns, Terms, codes_of, intern_notes
 from pmkit.modelers.search_inputs import OPTIONS, SeriesData, constraint_of, settings_from
+from pmkit.modelers.segment_models import combined_quality
 from pmkit.modelers.single import model_single
-from pmkit.models import ModelSet
+from pmkit.models import ChangePoint, ModelSet, Quality, Segment
 from pmkit.options import Option, with_defaults
-from pmkit.pmnf import Factor
+from pmkit.pmnf import Factor, Function, Term
 from pmkit.series import SeriesBatch
 
 NAME = "multiparam"
@@ -262,6 +271,7 @@ def model_multiparameter(batch: SeriesBatch, options: dict[str, Any], modeler: s
     count = len(batch)
     settings = settings_from(options, count)
     results = _Results(count)
+    changes = _Changes(count)
     too_many = len(parameters) > MAX_PARAMETERS
 
     constraints = [constraint_of(batch, i) for i in range(count)]
@@ -277,7 +287,9 @@ def model_multiparameter(batch: SeriesBatch, options: dict[str, Any], modeler: s
             rows = mask.rows[constraint_id[mask.rows] == kind]
             if rows.size:
                 search = _Search(pts, parameters, constraint, settings)
-                search.model_rows(data.values[np.ix_(rows, cols)], rows, lines, results)
+                values = data.values[np.ix_(rows, cols)]
+                search.model_rows(values, rows, lines, results)
+                search.split_rows(values, rows, lines, results, changes, options.get("segments", "auto"))
 
     def notes_of(i: int) -> list[str]:
         notes = data.notes(i)
@@ -293,8 +305,14 @@ def model_multiparameter(batch: SeriesBatch, options: dict[str, Any], modeler: s
 
     group_notes = np.append(codes_of([g.notes for g in results.groups]), -1)[results.group_of]
     notes = intern_notes([*data.note_keys(), constraint_id, group_notes], notes_of)
-    return ModelSet(parameters, columns=multiparam_columns(batch, results, data.points_present, notes, modeler,
-                                                          options))
+    segments = changes.entries(parameters, results)
+    columns = multiparam_columns(batch, results, data.points_present, notes, modeler, options)
+    for i, (pieces, _) in segments.items():  # quality over both segments' points
+        q = combined_quality(pieces, *(int(v) for v in changes.sizes[i]), float(changes.tss[i]),
+                             2 + sum(len(piece.function.terms) for piece in pieces))
+        columns.quality[i] = [q.rss, q.smape, q.adjusted_r2, np.nan if q.cv_smape is None else q.cv_smape]
+    columns.segments = segments
+    return ModelSet(parameters, columns=columns)
 
 
 def multiparam_columns(batch: SeriesBatch, results: _Results, present: np.ndarray, notes: tuple[np.ndarray, list],
@@ -342,6 +360,49 @@ class _Results:
         self.quality[rows, 2] = adjusted_r2(fit.rss, tss, n, coefficients)
         self.quality[rows, 3] = fit.loo_smape if n > coefficients else np.nan
 
+    def function(self, i: int, parameters: tuple[str, ...]) -> Function | None:
+        """Batch row ``i``'s function (None where no group holds it)."""
+        g = int(self.group_of[i])
+        if g < 0:
+            return None
+        coefficients = self.groups[g].coefficients[int(np.flatnonzero(self.rows[g] == i)[-1])]
+        factors = self.groups[g].term_factors()
+        terms = tuple(Term(float(coefficients[k + 1]), f) for k, f in enumerate(factors))
+        return Function(parameters, float(coefficients[0]), terms)
+
+    def quality_of(self, i: int) -> Quality:
+        q = self.quality[i]
+        return Quality(float(q[0]), float(q[1]), float(q[2]), float(q[3]))
+
+
+class _Changes:
+    """Per series, the change of law found along one parameter (position ``parameter``, -1: none):
+    the change point, the left side's models (``left``), and each side's number of points and range."""
+
+    def __init__(self, count: int) -> None:
+        self.parameter = np.full(count, -1, dtype=np.int64)
+        self.value = np.full((count, 3), np.nan)
+        self.left = _Results(count)
+        self.sizes = np.zeros((count, 2), dtype=np.int64)
+        self.ranges = np.full((count, 4), np.nan)
+        self.tss = np.full(count, np.nan)
+
+    def entries(self, parameters: tuple[str, ...],
+                right: _Results) -> dict[int, tuple[tuple[Segment, ...], ChangePoint]]:
+        """Per series that changes law: its two segments (the side below the change from ``left``, the
+        side beyond it from ``right``, the model's function) and its change point."""
+        out = {}
+        for i in np.flatnonzero(self.parameter >= 0).tolist():
+            below, beyond = self.left.function(i, parameters), right.function(i, parameters)
+            if below is None or beyond is None:
+                continue
+            change, low, high = (float(v) for v in self.value[i])
+            lo0, hi0, lo1, hi1 = (float(v) for v in self.ranges[i])
+            segments = (Segment(below, -np.inf, change, (lo0, hi0), self.left.quality_of(i)),
+                        Segment(beyond, change, np.inf, (lo1, hi1), right.quality_of(i)))
+            out[i] = (segments, ChangePoint(parameters[int(self.parameter[i])], change, low, high))
+        return out
+
 
 @dataclass
 class _Search:
@@ -382,6 +443,48 @@ class _Search:
             members = np.concatenate([order[bounds[g]:bounds[g + 1]] for g in gs])
             local = np.repeat(np.arange(len(gs)), [bounds[g + 1] - bounds[g] for g in gs])
             self.combine(Y[members], rows[members], tss[members], [shapes_of[g] for g in gs], local, results)
+
+    def split_rows(self, Y: np.ndarray, rows: np.ndarray, lines: list[Line | None], results: _Results,
+                   changes: _Changes, mode: str) -> None:
+        """Series whose law changes along one parameter: test each parameter's grid line (8 values or
+        more) for a change, keep per series the parameter where the one law misses most against the two
+        segments, and model each side of that change as a grid of its own — the side beyond it into
+        ``results`` (the model's function), the other into ``changes``."""
+        if mode == "off" or (self.constraint is not None and self.constraint.constant):
+            return
+        where = np.full(len(rows), -1, dtype=np.int64)
+        strongest = np.zeros(len(rows))
+        found = {}
+        for p, line in enumerate(lines):
+            if line is None or line.values.size < SEGMENT_MIN_POINTS or (
+                    self.constraint is not None and not self.constraint.allows(self.parameters[p])):
+                continue
+            along = rowwise(Y, line.average)
+            cp = find_change_points(line.values, along, refine_series(line.values, along, self.settings),
+                                    self.settings, mode)
+            with np.errstate(all="ignore"):
+                ratio = np.where(cp.segmented, np.nan_to_num(cp.one_law_error / cp.segment_error, nan=np.inf), 0.0)
+            better = cp.segmented & (ratio > strongest)
+            where[better], strongest[better] = p, ratio[better]
+            found[p] = cp
+        names = range(len(self.parameters))
+        for p, cp in found.items():
+            mine = np.flatnonzero(where == p)
+            for start in np.unique(cp.right_from[mine]):
+                sel = mine[cp.right_from[mine] == start]
+                right = self.pts[:, p] >= start
+                for side, into in ((~right, changes.left), (right, results)):
+                    pts = self.pts[side]
+                    sub = _Search(pts, self.parameters, self.constraint, self.settings, self.notes)
+                    sub.model_rows(Y[np.ix_(sel, side)], rows[sel], [grid_line(pts, q) for q in names], into)
+                target = rows[sel]
+                changes.parameter[target] = p
+                changes.value[target] = np.stack([cp.change[sel], cp.low[sel], cp.high[sel]], axis=1)
+                changes.sizes[target] = [int((~right).sum()), int(right.sum())]
+                along = self.pts[:, p]
+                changes.ranges[target] = [along[~right].min(), along[~right].max(), along[right].min(),
+                                          along[right].max()]
+                changes.tss[target] = ((Y[sel] - Y[sel].mean(axis=1, keepdims=True)) ** 2).sum(axis=1)
 
     def single_fits(self, Y: np.ndarray, lines: list[Line | None]) -> list[SingleFits | None]:
         """Per parameter the refining search on its grid line, None where it is not allowed or has too

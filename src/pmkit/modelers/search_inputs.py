@@ -12,6 +12,8 @@ import numpy as np
 from pmkit.constraints import Constraint
 from pmkit.experiment import MEASURES, reduce_repetitions
 from pmkit.fitting.refinement import RefineSettings, compiled_kernels
+from pmkit.fitting.segments import MIN_POINTS as SEGMENT_MIN_POINTS
+from pmkit.fitting.segments import MODES as SEGMENT_MODES
 from pmkit.modelcolumns import codes_of
 from pmkit.options import Option
 from pmkit.series import SeriesBatch
@@ -28,6 +30,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("nonconstancy", float, 2.0, "a growing law replaces the constant model only if its leave-one-out "
            "SMAPE is this many times smaller than the constant model's", minimum=1.0),
     Option("measure", str, "mean", "how repetitions are reduced to one value per point", choices=MEASURES),
+    Option("segments", str, "auto", f"series with {SEGMENT_MIN_POINTS} or more points: test for a change of law at "
+           "a threshold and fit each side (auto), never (off), or always split at the best change point (always)",
+           choices=SEGMENT_MODES),
     Option("falling", bool, True, "search falling laws too: c0 + c·p^(-γ) (strong scaling) and, from 6 points "
            "on, a·p^(-γ) + b·g(p) with a turning point; false: the growing laws of the original refining search only"),
 )

@@ -18,6 +18,7 @@ from pmkit.fitting.maskgroups import group_by_mask
 from pmkit.fitting.refinement import RefineSettings, SingleFits, refine_series
 from pmkit.modelcolumns import ModelColumns, Terms, intern_notes
 from pmkit.modelers.search_inputs import SeriesData, constraint_codes, constraint_of, settings_from
+from pmkit.modelers.segment_models import SegmentCollector
 from pmkit.models import ModelSet
 from pmkit.pmnf import Factor, Function, Term, simple_function
 from pmkit.series import SeriesBatch
@@ -37,6 +38,7 @@ def model_single(batch: SeriesBatch, options: dict[str, Any], modeler: str = "re
     if batch.constraints is not None:
         forced = np.array([c is not None and not c.allows(parameter) for c in batch.constraints], dtype=bool)
     settings = settings_from(options, count)
+    segments = SegmentCollector(count, parameter, options.get("segments", "auto"), single_function)
     for group in group_by_mask(data.values):
         if group.columns.size == 0:
             continue
@@ -46,6 +48,8 @@ def model_single(batch: SeriesBatch, options: dict[str, Any], modeler: str = "re
         if result.outlier is not None:
             left_out = result.outlier >= 0
             outlier_x[rows[left_out]] = x[group.columns][result.outlier[left_out]]
+        split = segments.add(rows, x[group.columns], data.values[np.ix_(rows, group.columns)], result, settings)
+        outlier_x[rows[split]] = np.nan  # the segments explain what the one law left out
         const_rows = group.rows[forced[group.rows]]
         if const_rows.size:
             const = refine_series(x[group.columns], data.values[np.ix_(const_rows, group.columns)],
@@ -70,10 +74,13 @@ def model_single(batch: SeriesBatch, options: dict[str, Any], modeler: str = "re
                          "over the other points)")
         return notes
 
+    segmented = segments.take_right(fits)  # a segmented series' function is the segment beyond the change
     left_out, outlier = np.unique(np.nan_to_num(outlier_x, nan=np.inf), return_inverse=True)
     outliers = (outlier.reshape(-1), [({parameter: x},) if np.isfinite(x) else () for x in left_out.tolist()])
     notes = intern_notes([*data.note_keys(), group_notes, constraint_codes(batch), outliers[0]], notes_of)
-    return ModelSet(batch.parameters, columns=single_columns(batch, fits, present, notes, outliers, modeler, options))
+    columns = single_columns(batch, fits, present, notes, outliers, modeler, options)
+    columns.segments = segmented
+    return ModelSet(batch.parameters, columns=columns)
 
 
 def single_function(fits: SingleFits, i: int, parameter: str) -> Function:

@@ -14,8 +14,11 @@ from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 from rich.text import Text
 
-from pmkit.names import display_names, printable
+from pmkit.models import Model
+from pmkit.names import display_names, display_path, printable
 from pmkit.scaling import RANKING_SHARE, CallpathScaling, ScalingReport
+from pmkit.trend import about
+from pmkit.ui.growth_column import growth_cell, widest_piece, wrap_growth
 from pmkit.ui.layout import (
     Column,
     Piece,
@@ -28,7 +31,7 @@ from pmkit.ui.layout import (
     wrap,
 )
 from pmkit.ui.layout import table as layout_table
-from pmkit.ui.quantities import format_point, format_share, format_value, growth_style
+from pmkit.ui.quantities import format_change_point, format_point, format_share, format_value, growth_style
 
 
 def prior_notes(row: CallpathScaling) -> list[str]:
@@ -69,19 +72,36 @@ def model_pieces(row: CallpathScaling, digits: int = 3) -> list[list[Piece]]:
     if row.model.function is None:
         note = row.model.notes[0] if row.model.notes else "no reason given"
         return [[(word, "dim yellow") for word in word_pieces(note if "model" in note else f"no model: {note}")]]
-    return [[(term, "") for term in term_pieces(printable(row.model.function.pretty_text(digits)))]]
+    pieces = [[(term, "") for term in term_pieces(printable((row.law or row.model.function).pretty_text(digits)))]]
+    marker = change_marker(row.model)
+    if marker:  # a segmented model: the law at the target, and where it changes on a line of its own
+        head, _, where = marker.partition(" at ")
+        pieces.append([(f"{head} at", "magenta"), (where, "magenta")])
+    return pieces
+
+
+def change_marker(model: Model | None) -> str:
+    """``changes at p ≈ 128`` for a segmented model, else empty."""
+    if model is None or not model.segmented or model.change_point is None:
+        return ""
+    return f"changes at {model.change_point.parameter} ≈ {format_change_point(model.change_point.value)}"
 
 
 def model_text(row: CallpathScaling, digits: int = 3) -> Text:
-    """The model's function in pretty notation on one line, or why there is none, dimmed."""
+    """The model's function in pretty notation on one line, or why there is none, dimmed; a segmented
+    model's law at the target, with where it changes."""
     out = Text()
-    for n, (text, style) in enumerate(model_pieces(row, digits)[0]):
-        out.append((" " if n else "") + text, style=style)
+    for k, paragraph in enumerate(model_pieces(row, digits)):
+        if k:
+            out.append("  ")
+        for n, (text, style) in enumerate(paragraph):
+            out.append((" " if n else "") + text, style=style)
     return out
 
 
 def growth_text(row: CallpathScaling) -> Text:
-    """The growth class label in its colour; ``–`` without a model."""
+    """The growth class label in its colour; ``–`` without a model (the views' growth column says more:
+    :func:`pmkit.ui.growth_column.growth_cell`)."""
     if row.growth_class is None or not row.has_model:
         return Text("–", style="dim")
     return Text(printable(row.growth_class.label), style=growth_style(row.growth_class.level))
@@ -142,6 +162,9 @@ class CallTreeView:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         yield self.table(options.max_width)
+        warning = negative_note(self.report, self.names)
+        if warning:
+            yield Text(warning, style="bold red")
 
     def _label(self, row: CallpathScaling | None, hidden: int, folded: int) -> tuple[str, str, str]:
         """(name, style, suffix) of a row's label."""
@@ -161,16 +184,21 @@ class CallTreeView:
         now, then = (row.branch_share, row.branch_predicted_share) if branch else (row.share, row.predicted_share)
         value = row.branch_predicted if branch else row.predicted
         share_then = Text(format_share(then))
+        if row.negative or (branch and row.branch_negative):
+            share_then = Text("!", style="bold red") if row.negative else Text(f"≥{format_share(then)}")
         if math.isfinite(then) and math.isfinite(now) and then > 1.5 * now and then >= 0.05:
             share_then.stylize("bold red")
-        numbers = [Text(format_share(now)), value_text(value, report.unit), share_then]
-        growth = growth_text(row)
+        predicted = value_text(value, report.unit)
+        if branch and row.branch_negative and not row.negative:
+            predicted = Text("≥") + predicted
+        numbers = [Text(format_share(now)), predicted, share_then]
+        growth = growth_cell(row, report)
         if branch:
             for cell in numbers:
                 cell.stylize("italic")
             fastest = report.branch_growth(row.index, self.min_share * RANKING_SHARE)
             if fastest is not None and fastest.index != row.index:
-                growth = growth_text(fastest)
+                growth = growth_cell(fastest, report)
                 growth.stylize("italic")
         return model, growth, *numbers
 
@@ -183,8 +211,11 @@ class CallTreeView:
         caption = (f"share now: of the total at {format_point(report.reference)} · {target_header(report)}: "
                    f"predicted · share then: of the predicted total\n"
                    f"{printable(report.metric)} is {kind}; siblings sorted by {order}")
-        if any(r is not None and r.predicted < 0 for r, *_ in self.rows):
-            caption += "; ! the model is negative at the target: it does not hold that far"
+        if any(r is not None and r.negative for r, *_ in self.rows):
+            caption += "; ! negative at the target (see below)"
+        if not report.inclusive and any(r is not None and hidden and r.branch_negative and not r.negative
+                                        for r, _, hidden, _ in self.rows):
+            caption += "; ≥: a hidden callee is negative at the target and left out"
         if not report.inclusive and any(hidden for _, _, hidden, _ in self.rows):
             caption += "; a row marked +N counts its N hidden callees (growth: the fastest of them)"
         if not self.full_names and any(row is not None and self.names[row.index] != row.name
@@ -218,11 +249,12 @@ class CallTreeView:
         def width_of(n: int) -> int:
             return max((row[n].cell_len for row in others), default=1)
 
-        growth_pieces = [[[(part, "")] for part in row[0].plain.split("·")] for row in others]
+        clauses = [len(clause) for row in others for clause in row[0].plain.split(", ")]
         columns = [
             path, model,
-            Column("growth", lambda w: [_growth_cell(row[0], w) for row in others], width_of(0),
-                   minimum=max((widest(g) + 1 for g in growth_pieces), default=6), grow=3),
+            Column("growth", lambda w: [wrap_growth(row[0], w) for row in others], width_of(0),
+                   minimum=max((widest_piece(row[0].plain) + 1 for row in others), default=6),
+                   want=max(clauses, default=6), grow=3),
             Column("share\nnow", numbers(1), width_of(1), drop=2, justify="right", name="share now"),
             Column(header, numbers(2), width_of(2), drop=3, justify="right", name=header),
             Column("share\nthen", numbers(3), width_of(3), justify="right", name="share then"),
@@ -234,26 +266,6 @@ PATH_SHARE = 0.5
 """The call path column of the tree takes up to this part of the width before the model is given up for it."""
 
 
-def _growth_cell(text: Text, width: int) -> Text:
-    """A growth label, broken after ``·`` when it is wider than ``width``."""
-    if text.cell_len <= width:
-        return text
-    out = Text(style=text.style)
-    used = 0
-    for n, part in enumerate(text.plain.split("·")):
-        piece = part if n == 0 else "·" + part
-        if used and used + len(piece) > width:
-            out.append("\n")
-            used = 0
-            piece = piece.lstrip("·")
-        out.append(piece)
-        used += len(piece)
-    out.stylize(text.style)
-    for span in text.spans:
-        out.stylize(span.style)
-    return out
-
-
 def target_header(report: ScalingReport) -> str:
     """``at p=2048`` for the prediction column; ``at target`` when the point is too long for a header."""
     text = f"at {format_point(report.target)}"
@@ -261,10 +273,37 @@ def target_header(report: ScalingReport) -> str:
 
 
 def value_text(value: float, unit: str) -> Text:
-    """A predicted value; a negative one is flagged (``!``, yellow), since no time or count is negative."""
+    """A predicted value; a negative one is flagged (``!``, bold red), since no time or count is negative."""
     if value < 0:
-        return Text(format_value(value, unit) + "!", style="yellow")
+        return Text(format_value(value, unit) + "!", style="bold red")
     return Text(format_value(value, unit))
+
+
+NEGATIVE_NAMED = 10
+"""The note under the tree names this many call paths with a negative model at most (the first in tree
+order) and counts the rest: a study of 100,000 call paths may have thousands, which ``--json`` lists."""
+
+
+def negative_note(report: ScalingReport, names: list[str] | None = None) -> str:
+    """The line under the tree naming the call paths whose model is negative at the target and where it turns
+    negative (paths as ``names`` gives their regions, short by default; the first :data:`NEGATIVE_NAMED`,
+    then how many more); empty when there are none."""
+    count = report.negative_count()
+    if not count:
+        return ""
+    rows = report.negative_rows(NEGATIVE_NAMED)
+    tree = report.experiment.callpaths
+    names = names if names is not None else display_names(tree)
+    where = []
+    for row in rows:
+        trend = report.trend(row.index)
+        since = f" from {trend.parameter} ≈ {about(trend.behaviour.negative_from)}" if trend is not None else ""
+        where.append(printable(display_path(tree, row.index, names)) + since)
+    if count > len(rows):
+        where.append(f"and {count - len(rows):,} more (pmkit show --json lists them)")
+    models = "1 model is" if count == 1 else f"{count:,} models are"
+    return (f"! {models} negative at {format_point(report.target)}, left out of the predicted total and the "
+            f"shares then (the model does not hold that far): {'; '.join(where)}")
 
 
 def _label_text(guide: str, name: str, style: str, suffix: str, width: int) -> Text:

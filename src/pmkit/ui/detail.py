@@ -10,13 +10,18 @@ from rich.table import Table
 from rich.text import Text
 
 from pmkit.detail import CallpathDetail
+from pmkit.models import Model
 from pmkit.names import printable, short_name
-from pmkit.ui.call_tree import growth_text, model_text
+from pmkit.trend import about
+from pmkit.ui.call_tree import model_text, value_text
+from pmkit.ui.growth_column import growth_words, trend_summary
 from pmkit.ui.plot import MeasurementPlot, plot_data
 from pmkit.ui.quantities import (
     format_change,
+    format_change_point,
     format_figure,
     format_growth_factor,
+    format_number,
     format_point,
     format_r2,
     format_share,
@@ -38,10 +43,13 @@ def summary_view(detail: CallpathDetail) -> Table:
     grid.add_row("model", model_text(row, digits=4))
     model = row.model
     if model is not None and model.function is not None:
-        grid.add_row("as text", Text(printable(model.function.extrap_text(6)), style="dim"))
-        span = f"  {format_growth_factor(row.growth)} from {format_point(detail.reference)} to " \
-               f"{format_point(detail.target)}"
-        grid.add_row("growth", growth_text(row).append(span, style=""))
+        grid.add_row("as text", Text(printable((row.law or model.function).extrap_text(6)), style="dim"))
+        for label, text in segment_lines(model):
+            grid.add_row(label, text)
+        span = growth_span(detail)
+        grid.add_row("growth", growth_words(row, detail.trend, detail.unit, detail.strong).append(span, style=""))
+        if detail.trend is not None:
+            grid.add_row(f"along {printable(detail.trend.parameter)}", trend_summary(detail.trend, detail.unit))
         q = model.quality
         grid.add_row("quality", f"SMAPE {format_figure(q.smape, 3, '%')}  adj. R² {format_r2(q.adjusted_r2)}  "
                                 f"RSS {format_figure(q.rss)}  CV-SMAPE {format_figure(q.cv_smape, 3, '%')}")
@@ -61,6 +69,32 @@ def summary_view(detail: CallpathDetail) -> Table:
             text.append(f"  ({format_figure(stored.at_target)} at {format_point(detail.target)})", style="dim")
         grid.add_row("stored", text)
     return grid
+
+
+def segment_lines(model: Model) -> list[tuple[str, str]]:
+    """For a segmented model: the change point with its interval, then each segment's range, law and
+    the measured values it was fitted on."""
+    if not model.segmented or model.change_point is None:
+        return []
+    change = model.change_point
+    name = change.parameter
+    value = format_change_point(change.value)
+    lines = [("change", f"{name} ≈ {value}, between {format_number(change.low)} and {format_number(change.high)}")]
+    for k, segment in enumerate(model.segments):
+        where = f"{name} < {value}" if k == 0 else f"{name} ≥ {value}"
+        lo, hi = segment.measured
+        lines.append(("segment", f"{where}: {segment.function.pretty_text(4)}  (fitted on {name}="
+                                 f"{format_number(lo)}…{format_number(hi)})"))
+    return lines
+
+
+def growth_span(detail: CallpathDetail) -> str:
+    """``  ×16 from p=512 to p=8192`` after the growth words; empty when there is no factor (a negative
+    prediction)."""
+    factor = format_growth_factor(detail.row.growth)
+    if factor == "–":
+        return ""
+    return f"  {factor} from {format_point(detail.reference)} to {format_point(detail.target)}"
 
 
 def points_view(detail: CallpathDetail) -> Table:
@@ -104,13 +138,30 @@ def predictions_view(detail: CallpathDetail) -> Table:
     for prediction in detail.predictions:
         value = prediction.value
         factor = value / fitted if math.isfinite(fitted) and fitted > 0 else math.nan
-        table.add_row(format_point(prediction.point), format_value(value, detail.unit), format_growth_factor(factor))
+        table.add_row(format_point(prediction.point), value_text(value, detail.unit), format_growth_factor(factor))
     return table
+
+
+def negative_line(detail: CallpathDetail) -> str:
+    """The detail's loud line when the model is negative at the target: where it turns negative, and that it
+    is left out of the predicted total and the shares; empty otherwise."""
+    row = detail.row
+    if not (row.has_model and row.negative):
+        return ""
+    trend = detail.trend
+    since = (f" (from {trend.parameter} ≈ {about(trend.behaviour.negative_from)})"
+             if trend is not None and trend.behaviour.negative_from is not None else "")
+    return (f"! the model is negative at {format_point(detail.target)}{since}: it does not hold that far, and the "
+            "call path is left out of the predicted total and the shares then")
 
 
 def detail_view(detail: CallpathDetail, *, plot_height: int = 12) -> Group:
     """Summary, measured points, predictions and the plot of measurements against the model."""
-    parts: list[RenderableType] = [summary_view(detail), Text(""), points_view(detail)]
+    parts: list[RenderableType] = [summary_view(detail)]
+    warning = negative_line(detail)
+    if warning:
+        parts.append(Text(warning, style="bold red"))
+    parts += [Text(""), points_view(detail)]
     if detail.predictions:
         parts += [Text(""), predictions_view(detail)]
     plot = plot_data(detail)

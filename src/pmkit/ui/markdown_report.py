@@ -19,7 +19,9 @@ from pmkit.experiment import CallTree
 from pmkit.findings import Finding
 from pmkit.names import display_names, display_path, printable
 from pmkit.scaling import RANKING_SHARE, ScalingReport
-from pmkit.ui.call_tree import tree_notes, visible_rows
+from pmkit.ui.call_tree import change_marker, negative_note, tree_notes, value_text, visible_rows
+from pmkit.ui.detail import growth_span, negative_line, segment_lines
+from pmkit.ui.growth_column import growth_cell, growth_words, trend_summary
 from pmkit.ui.plot import MeasurementPlot, plot_data
 from pmkit.ui.quantities import (
     format_cell,
@@ -32,9 +34,12 @@ from pmkit.ui.quantities import (
     format_severity,
     format_share,
     format_signed_value,
+    format_speedups,
     format_spread,
     format_value,
 )
+from pmkit.ui.ranking import empty_ranking, ranking_caption, ranking_title
+from pmkit.ui.show import target_text, total_text
 
 
 def _cell(text: str) -> str:
@@ -49,11 +54,17 @@ def _code(text: str) -> str:
 def _model(row) -> str:
     if row.model is None or row.model.function is None:
         return "–"
-    return _code(row.model.function.pretty_text(3))
+    marker = change_marker(row.model)
+    return _code((row.law or row.model.function).pretty_text(3)) + (f" ({marker})" if marker else "")
 
 
 def _growth(row) -> str:
     return "–" if row.growth_class is None or not row.has_model else printable(row.growth_class.label)
+
+
+def _trend(row, report: ScalingReport) -> str:
+    """The growth column as the terminal writes it (:func:`pmkit.ui.growth_column.growth_cell`)."""
+    return growth_cell(row, report).plain
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[int] = ()) -> list[str]:
@@ -87,8 +98,11 @@ def markdown_section(result: InputAnalysis, *, depth: int | None = None, min_sha
               f"- metric: {printable(report.metric)}" + (f" ({printable(unit)})" if unit else "")
               + f", {'inclusive' if report.inclusive else 'exclusive'}, {report.measure} of repetitions",
               f"- modeler: {printable(', '.join(modelers) or '–')}",
-              f"- now: {format_point(report.reference)} (largest measured); target: {format_point(report.target)}",
-              _total_line(result), ""]
+              f"- now: {format_point(report.reference)} (largest measured); target: {target_text(report)}",
+              f"- total: {total_text(result)}"]
+    if result.speedups:
+        lines.append(f"- speed-up: {format_speedups(result.speedups)}")
+    lines.append("")
     findings = result.findings
     if result.detail is not None:
         lines += _detail(result.detail)
@@ -124,17 +138,25 @@ def _overview(report: ScalingReport, names: Sequence[str], *, depth: int | None,
     tree = report.experiment.callpaths
     unit = report.unit
     lines: list[str] = []
-    ranked = report.ranking(min_share=min_share * RANKING_SHARE, limit=top)
-    lines += [f"### Fastest growing towards {format_point(report.target)}", ""]
-    if ranked:
+    least = min_share * RANKING_SHARE
+    lines += [f"### {ranking_title(report)}", ""]
+    if report.strong is not None:
+        ranked = report.limiting(min_share=least, limit=top)
+        lines += _table(["#", "call path", "model", "growth", "predicted", "share", "lost"],
+                        [[str(i), _code(display_path(tree, r.index, names)), _model(r), _trend(r, report),
+                          format_value(r.predicted, unit), format_share(r.predicted_share), format_share(r.lost)]
+                         for i, r in enumerate(ranked, 1)], right=(0, 4, 5, 6)) if ranked else []
+    else:
+        ranked = report.ranking(min_share=least, limit=top)
         lines += _table(["#", "call path", "model", "growth", "×", "predicted", "share"],
-                        [[str(i), _code(display_path(tree, r.index, names)), _model(r), _growth(r),
+                        [[str(i), _code(display_path(tree, r.index, names)), _model(r), _trend(r, report),
                           format_growth_factor(r.growth), format_value(r.predicted, unit),
                           format_share(r.predicted_share)]
-                         for i, r in enumerate(ranked, 1)], right=(0, 4, 5, 6))
+                         for i, r in enumerate(ranked, 1)], right=(0, 4, 5, 6)) if ranked else []
+    if ranked:
+        lines += ["", f"_{ranking_caption(report)}_"]
     else:
-        lines.append(f"No call path taking at least {format_share(min_share * RANKING_SHARE)} of the predicted "
-                     "total grows.")
+        lines.append(empty_ranking(report, least).capitalize())
     lines += ["", "### Call tree", ""]
     rows = []
     visible = visible_rows(report, depth=depth, min_share=min_share, sort=sort)
@@ -149,15 +171,20 @@ def _overview(report: ScalingReport, names: Sequence[str], *, depth: int | None,
         notes = tree_notes(row)
         if notes:
             model += " — " + "; ".join(notes)
-        growth = _growth(row)
-        if hidden and not report.inclusive:
+        growth = _trend(row, report)
+        branch = hidden and not report.inclusive
+        if branch:
             numbers = (row.branch_share, row.branch_predicted, row.branch_predicted_share)
             fastest = report.branch_growth(row.index, min_share * RANKING_SHARE)
-            growth = _growth(fastest) if fastest is not None else growth
+            growth = _trend(fastest, report) if fastest is not None else growth
         else:
             numbers = (row.share, row.predicted, row.predicted_share)
-        rows.append([name, model, growth, format_share(numbers[0]), format_value(numbers[1], unit),
-                     format_share(numbers[2])])
+        value, share = format_value(numbers[1], unit), format_share(numbers[2])
+        if row.negative:
+            value, share = f"**{value}!**", "!"
+        elif branch and row.branch_negative:
+            value, share = f"≥{value}", f"≥{share}"
+        rows.append([name, model, growth, format_share(numbers[0]), value, share])
     lines += _table(["call path", "model", "growth", "share now", f"at {format_point(report.target)}",
                      "share then"], rows, right=(3, 4, 5))
     kind = "inclusive (with callees)" if report.inclusive else "exclusive (without callees)"
@@ -166,14 +193,10 @@ def _overview(report: ScalingReport, names: Sequence[str], *, depth: int | None,
               f"predicted; share then: of the predicted total. {printable(report.metric)} is {kind}"
               + ("; a row marked (+N) counts its N hidden callees, and its growth is the fastest of them_"
                  if not report.inclusive and any_hidden else "_")]
+    warning = negative_note(report, list(names))
+    if warning:
+        lines += ["", f"**{_cell(warning)}**"]
     return lines
-
-
-def _total_line(result: InputAnalysis) -> str:
-    predicted, by = result.predicted_total
-    unit = result.report.unit
-    return (f"- total: {format_value(result.report.total_measured, unit)} now (measured), "
-            f"{format_value(predicted, unit)} at the target ({by})")
 
 
 def _contributed(table: ContributedTable) -> list[str]:
@@ -192,9 +215,13 @@ def _detail(detail: CallpathDetail) -> list[str]:
     model = row.model
     if model is not None and model.function is not None:
         q = model.quality
-        lines += [f"- model: {_code(model.function.pretty_text(4))} (Extra-P: {_code(model.function.extrap_text(6))})",
-                  f"- growth: {_growth(row)}, {format_growth_factor(row.growth)} from "
-                  f"{format_point(detail.reference)} to {format_point(detail.target)}",
+        law = row.law or model.function
+        lines += [f"- model: {_code(law.pretty_text(4))} (Extra-P: {_code(law.extrap_text(6))})",
+                  *(f"- {label}: {text}" for label, text in segment_lines(model)),
+                  f"- growth: {growth_words(row, detail.trend, unit, detail.strong).plain}"
+                  + (growth_span(detail).replace("  ", ", ", 1) if growth_span(detail) else ""),
+                  *([f"- along {printable(detail.trend.parameter)}: {trend_summary(detail.trend, unit)}"]
+                    if detail.trend is not None else []),
                   f"- quality: SMAPE {format_figure(q.smape, 3, '%')}, adjusted R² {format_r2(q.adjusted_r2)}, "
                   f"RSS {format_figure(q.rss)}"
                   + (f", CV-SMAPE {format_figure(q.cv_smape, 3, '%')}" if q.cv_smape is not None else "")
@@ -205,6 +232,8 @@ def _detail(detail: CallpathDetail) -> list[str]:
     if model is not None and model.notes and model.function is not None:
         lines += [f"- note: {printable(n)}" for n in model.notes]
     lines += [f"- share: {format_share(row.share)} now, {format_share(row.predicted_share)} at the target", ""]
+    if negative_line(detail):
+        lines += [f"**{_cell(negative_line(detail))}**", ""]
     lines += _table(["point", "reps", "mean", "±", "min", "max", "model", "error"],
                     [[p.label + (" (outlier, left out)" if p.left_out else ""), str(p.repetitions),
                       format_value(p.mean, unit),
@@ -213,7 +242,7 @@ def _detail(detail: CallpathDetail) -> list[str]:
                       format_change(p.relative_error)]
                      for p in detail.points], right=(1, 2, 3, 4, 5, 6, 7))
     if detail.predictions:
-        lines += ["", *_table(["point", "predicted"], [[format_point(p.point), format_value(p.value, unit)]
+        lines += ["", *_table(["point", "predicted"], [[format_point(p.point), value_text(p.value, unit).plain]
                                                       for p in detail.predictions], right=(1,))]
     plot = plot_data(detail)
     if plot is not None:

@@ -13,7 +13,7 @@ from pmkit.models import Model
 from pmkit.names import display_names, display_path, printable
 from pmkit.ui.layout import Column, Piece, one_line, term_pieces, widest, wrap
 from pmkit.ui.layout import table as layout_table
-from pmkit.ui.quantities import format_figure, format_r2
+from pmkit.ui.quantities import format_change_point, format_figure, format_r2
 from pmkit.ui.ranking import fixed_column, path_column
 
 
@@ -55,7 +55,8 @@ class ModelTable:
                 reason = printable("; ".join(model.notes) or "unknown reason")
                 texts.append([[(word, "yellow") for word in f"no model: {reason}".split()]])
             else:
-                paragraphs = [[(term, "") for term in term_pieces(printable(model.function.pretty_text()))]]
+                paragraphs = _segment_paragraphs(model) or [
+                    [(term, "") for term in term_pieces(printable(model.function.pretty_text()))]]
                 paragraphs += [[(word, "dim") for word in printable(note).split()] for note in model.notes]
                 texts.append(paragraphs)
         functions = [t[:1] for t in texts]
@@ -69,6 +70,20 @@ class ModelTable:
             fixed_column("adj. R²", [Text(format_r2(m.quality.adjusted_r2)) for m in self.models], drop=1),
         ]
         return layout_table(columns, width)
+
+
+def _segment_paragraphs(model: Model) -> list[list[Piece]]:
+    """A segmented model's laws, one paragraph each, with the range where each holds (``(p < 90.5)``)."""
+    if not model.segmented or model.change_point is None:
+        return []
+    change = model.change_point
+    value = format_change_point(change.value)
+    out = []
+    for k, segment in enumerate(model.segments):
+        where = f"({change.parameter} < {value})" if k == 0 else f"({change.parameter} ≥ {value})"
+        out.append([(term, "") for term in term_pieces(printable(segment.function.pretty_text()))]
+                   + [(where, "magenta")])
+    return out
 
 
 def model_table(models: Iterable[Model], *, title: str | None = None, show_metric: bool = True,

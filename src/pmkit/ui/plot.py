@@ -2,7 +2,8 @@
 
 :func:`plot_data` lays one call path's detail out along one parameter (:class:`PlotData`);
 :class:`MeasurementPlot` draws it: the model is a braille line (dotted where it extrapolates beyond
-the measurements), each measured mean a ``●`` with its min–max range as a vertical bar.  Axes are
+the measurements), each measured mean a ``●`` with its min–max range as a vertical bar; a segmented
+model's line follows each segment's law and a dim ``┊`` column marks its change point.  Axes are
 log-scaled as the layout says; the plot fills the width it is given.
 """
 
@@ -19,9 +20,9 @@ from rich.style import Style
 from rich.text import Text
 
 from pmkit.detail import CallpathDetail
+from pmkit.models import Model
 from pmkit.names import printable
-from pmkit.pmnf import Function
-from pmkit.ui.quantities import format_number, format_point, format_tick
+from pmkit.ui.quantities import format_change_point, format_number, format_point, format_tick
 
 LOG_AXIS_RATIO = 32.0
 """A plot's parameter axis is logarithmic from this ratio of its largest to smallest value on: on a
@@ -38,7 +39,8 @@ class PlotData:
     ``curve_x``/``curve_y`` sample the model from the smallest measured value to the target;
     ``log_x`` is set when the measured values are powers of two or the axis spans a factor of
     :data:`LOG_AXIS_RATIO` or more; ``log_y`` when the values span more than two decades, or more
-    than one on a log ``x`` axis (a power law is then a straight line).
+    than one on a log ``x`` axis (a power law is then a straight line).  ``change_at`` is a segmented
+    model's change point when it lies along the plotted parameter (None otherwise).
     """
 
     parameter: str
@@ -52,6 +54,7 @@ class PlotData:
     measured_until: float
     log_x: bool
     log_y: bool
+    change_at: float | None = None
 
 
 def plot_data(detail: CallpathDetail) -> PlotData | None:
@@ -69,10 +72,12 @@ def plot_data(detail: CallpathDetail) -> PlotData | None:
     lo_x, hi_x = float(x.min()), max(float(x.max()), detail.target[parameter])
     log_x = powers_of_two(x) or (lo_x > 0 and hi_x / lo_x >= LOG_AXIS_RATIO)
     curve_x = np.geomspace(lo_x, hi_x, CURVE_SAMPLES) if log_x and lo_x > 0 else np.linspace(lo_x, hi_x, CURVE_SAMPLES)
-    function = detail.row.model.function if detail.row.model is not None else None
-    curve_y = _curve(function, parameter, curve_x, fixed)
+    model = detail.row.model
+    curve_y = _curve(model, parameter, curve_x, fixed)
+    change = model.change_point if model is not None and model.segmented else None
+    change_at = change.value if change is not None and change.parameter == parameter else None
     return PlotData(parameter, fixed, x, np.array([p.mean for p in line]), low, high, curve_x, curve_y,
-                    float(x.max()), log_x, _log_y(low, high, curve_y, log_x))
+                    float(x.max()), log_x, _log_y(low, high, curve_y, log_x), change_at)
 
 
 def _plotted_parameter(detail: CallpathDetail) -> str:
@@ -82,13 +87,14 @@ def _plotted_parameter(detail: CallpathDetail) -> str:
     return max(changing or params, key=lambda name: (spans[name], -params.index(name)))
 
 
-def _curve(function: Function | None, parameter: str, curve_x: np.ndarray, fixed: dict[str, float]) -> np.ndarray:
-    if function is None:
+def _curve(model: Model | None, parameter: str, curve_x: np.ndarray, fixed: dict[str, float]) -> np.ndarray:
+    """The model along ``curve_x`` (each point by the law that holds there)."""
+    if model is None or model.function is None:
         return np.full(len(curve_x), np.nan)
     columns = {name: np.full(len(curve_x), value) for name, value in fixed.items()}
     columns[parameter] = curve_x
     with np.errstate(all="ignore"):
-        curve_y = np.asarray(function.evaluate({n: columns[n] for n in function.parameters}), dtype=float)
+        curve_y = np.asarray(model.evaluate({n: columns[n] for n in model.function.parameters}), dtype=float)
     return np.broadcast_to(curve_y, curve_x.shape).copy()
 
 
@@ -110,9 +116,9 @@ def powers_of_two(values: np.ndarray) -> bool:
 _DOTS = ((0x01, 0x02, 0x04, 0x40), (0x08, 0x10, 0x20, 0x80))
 """Braille bit of the dot at (column 0..1, row 0..3) of a cell."""
 
-MEASURED, MODEL, EXTRAPOLATED, RANGE = "measured", "model", "extrapolated", "range"
+MEASURED, MODEL, EXTRAPOLATED, RANGE, CHANGE = "measured", "model", "extrapolated", "range", "change"
 STYLES = {MEASURED: Style(color="bright_white", bold=True), MODEL: Style(color="cyan"),
-          EXTRAPOLATED: Style(color="magenta"), RANGE: Style(color="yellow")}
+          EXTRAPOLATED: Style(color="magenta"), RANGE: Style(color="yellow"), CHANGE: Style(color="magenta", dim=True)}
 
 
 class _Axis:
@@ -223,6 +229,9 @@ class MeasurementPlot:
             if 0 <= py < rows * 4 and 0 <= px < cols * 2:
                 marks[(py // 4, px // 2)] = "●"
 
+        change_col = None
+        if d.change_at is not None and x_low <= d.change_at <= x_high:
+            change_col = round(x_axis.position(d.change_at)) // 2
         for r in range(rows):
             label = label_rows.get(r, "")
             yield Segment(label.rjust(label_width) + " ┤" if label else " " * label_width + " │", Style(dim=True))
@@ -231,6 +240,8 @@ class MeasurementPlot:
                     yield Segment(marks[(r, c)], STYLES[MEASURED])
                 elif bits[r, c]:
                     yield Segment(chr(0x2800 + int(bits[r, c])), STYLES[kind[r][c] or MODEL])
+                elif c == change_col:
+                    yield Segment("┊", STYLES[CHANGE])
                 else:
                     yield Segment(" ")
             yield Segment.line()
@@ -293,6 +304,9 @@ class MeasurementPlot:
         text.append("⡇", STYLES[RANGE]).append(" min–max  ")
         text.append("⠤⠤", STYLES[MODEL]).append(" model  ")
         text.append("⠄⠄", STYLES[EXTRAPOLATED]).append(f" extrapolated{fixed}")
+        if d.change_at is not None:
+            text.append("  ")
+            text.append("┊", STYLES[CHANGE]).append(f" change at {d.parameter} ≈ {format_change_point(d.change_at)}")
         if axes:
             text.append(f"  log axes: {', '.join(axes)}", Style(dim=True))
         return text

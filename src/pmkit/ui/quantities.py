@@ -8,9 +8,13 @@ findings panel and the Markdown report agree.  A missing or non-finite number is
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from pmkit.names import printable
+
+if TYPE_CHECKING:
+    from pmkit.strong_scaling import Speedup
 
 TIME_UNITS = {"s", "sec", "secs", "second", "seconds"}
 SUBSECOND_UNITS = {"ms": 1e-3, "msec": 1e-3, "us": 1e-6, "usec": 1e-6, "µs": 1e-6, "ns": 1e-9, "nsec": 1e-9}
@@ -115,14 +119,20 @@ def format_number(value: float) -> str:
     return f"{value:.4g}"
 
 
+def format_change_point(value: float) -> str:
+    """A change point to three significant digits, written like a coordinate: ``98.5``, ``1010``."""
+    return format_number(float(f"{value:.3g}")) if math.isfinite(value) else str(value)
+
+
 def format_point(point: Mapping[str, float]) -> str:
     """``{"p": 512.0, "size": 30.0}`` → ``"p=512, size=30"``."""
     return ", ".join(f"{printable(name)}={format_number(v)}" for name, v in point.items())
 
 
 def format_growth_factor(factor: float | None) -> str:
-    """How many times larger at the target: ``×16``, ``×1.3``; NaN → ``"–"``."""
-    if factor is None or not math.isfinite(factor):
+    """How many times larger at the target: ``×16``, ``×1.3``; NaN, and a negative factor (a negative
+    prediction: no number of times), → ``"–"``."""
+    if factor is None or not math.isfinite(factor) or factor < 0:
         return "–"
     if factor >= 100:
         return f"×{factor:.3g}" if factor < 1e5 else f"×{factor:.1e}"
@@ -172,3 +182,16 @@ def format_cell(value: str | float, unit: str = "") -> str:
 def growth_style(level: int | None) -> str:
     """The rich style of a growth level; dim when there is no model."""
     return "dim" if level is None else GROWTH_STYLES.get(level, "bold red")
+
+
+def format_speedups(speedups: Sequence[Speedup]) -> str:
+    """``×2.03 over p=32 (efficiency 50.8%) · ×24.7 over p=2 (38.6%)``; an upper bound is written ``≤×2.03``."""
+    parts = []
+    for n, s in enumerate(speedups):
+        bound = "≤" if s.upper_bound else ""
+        efficiency = f"{bound}{format_share(s.efficiency)}"
+        factor = "–" if not math.isfinite(s.speedup) else f"×{_digits(s.speedup)}" if s.speedup < 1000 else \
+            f"×{float(f'{s.speedup:.3g}'):.0f}" if s.speedup < 1e6 else f"×{s.speedup:.3g}"
+        parts.append(f"{bound}{factor} over {format_point(s.baseline)} "
+                     + (f"(efficiency {efficiency})" if n == 0 else f"({efficiency})"))
+    return " · ".join(parts)

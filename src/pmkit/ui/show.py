@@ -16,11 +16,12 @@ from rich.text import Text
 from pmkit.analysis import Analysis, ContributedTable, InputAnalysis
 from pmkit.experiment import Experiment
 from pmkit.names import printable
-from pmkit.scaling import DEFAULT_SCALE_UP, RANKING_SHARE, default_target
+from pmkit.scaling import DEFAULT_SCALE_UP, RANKING_SHARE, ScalingReport
+from pmkit.strong_scaling import target_rule, values_summed
 from pmkit.ui.call_tree import call_tree_view
 from pmkit.ui.detail import detail_view
 from pmkit.ui.findings_panel import findings_panel
-from pmkit.ui.quantities import format_cell, format_number, format_point, format_value
+from pmkit.ui.quantities import format_cell, format_number, format_point, format_speedups, format_value
 from pmkit.ui.ranking import ranking_view
 
 
@@ -82,18 +83,41 @@ def header_view(result: InputAnalysis) -> Table:
     unit = f"{report.unit}, " if report.unit else ""
     grid.add_row("metric", Text(printable(f"{report.metric} ({unit}{kind}), {report.measure} of repetitions · modeler "
                                           f"{', '.join(modelers) or '–'}")))
-    is_default = report.target == default_target(experiment)
     grid.add_row("now", f"{format_point(report.reference)} (largest measured)")
-    grid.add_row("target", f"{format_point(report.target)}"
-                           + (f" ({DEFAULT_SCALE_UP:g}× the largest; choose with --at)" if is_default else ""))
-    predicted, by = result.predicted_total
-    grid.add_row("total", f"{format_value(report.total_measured, report.unit)} now (measured) → "
-                          f"{format_value(predicted, report.unit)} at the target ({by})")
+    grid.add_row("target", target_text(report))
+    grid.add_row("total", total_text(result))
+    if result.speedups:
+        grid.add_row("speed-up", format_speedups(result.speedups))
     for warning in data_warnings(experiment):
         grid.add_row(Text("warning", style="yellow"), Text(warning, style="yellow"))
     for path, problem in experiment.provenance.skipped:
         grid.add_row(Text("skipped", style="yellow"), Text(printable(f"{path}: {problem}"), style="yellow"))
     return grid
+
+
+def target_text(report: ScalingReport) -> str:
+    """The target and, when it is the default, the rule that chose it: ``p=128 (4× the largest p: the total
+    falls with p (strong scaling); choose with --at)``."""
+    text = format_point(report.target)
+    if report.target != report.default_target():
+        return text
+    if report.strong_parameters:
+        others = len(report.strong_parameters) < len(report.experiment.parameters)
+        rule = target_rule(report.strong_parameters, values_summed(report.experiment), others)
+        return f"{text} ({rule}; choose with --at)"
+    return f"{text} ({DEFAULT_SCALE_UP:g}× the largest; choose with --at)"
+
+
+def total_text(result: InputAnalysis) -> str:
+    """``578 ms now (measured) → 285 ms at the target (sum of the call paths)``; a sum that leaves out call
+    paths whose model is negative there is a lower bound, ``≥285 ms``, and says how many."""
+    report = result.report
+    predicted, by = result.predicted_total
+    left_out = report.left_out if result.total is None else 0
+    bound = "≥" if left_out else ""
+    missing = f"; {left_out:,} left out: negative there" if left_out else ""
+    return (f"{format_value(report.total_measured, report.unit)} now (measured) → "
+            f"{bound}{format_value(predicted, report.unit)} at the target ({by}{missing})")
 
 
 def contributed_table_view(table: ContributedTable) -> RenderableType:

@@ -4,7 +4,9 @@ One row per model, the keys of a ``pmkit.models/1`` entry as columns, flattened 
 wants it: ``source``, ``callpath``, ``metric``, ``modeler``, ``constant`` (float), ``terms`` (list of
 ``{coefficient, factors: list of {parameter, exponent, log_exponent}}``, exponents as exact fraction
 strings), ``text``, ``pretty``, ``rss``, ``smape``, ``adjusted_r2``, ``cv_smape``, ``points``,
-``notes`` (list of strings), ``outliers`` (list of points, each a map from parameter to value).
+``notes`` (list of strings), ``outliers`` (list of points, each a map from parameter to value),
+``change_point`` (``{parameter, value, low, high}``) and ``segments`` (the JSON text of the
+segments list, as in the JSON document), both null unless the law changes at a threshold.
 ``constant``, ``terms``, ``text`` and ``pretty`` are null where no model could be made; non-finite
 quality figures are null.  The rest of the JSON document
 (``schema``, ``parameters``, ``sources``, ``skipped``, ``findings``) is the file's metadata under the
@@ -48,7 +50,10 @@ def schema() -> pa.Schema:
                       ("text", pa.string()), ("pretty", pa.string()),
                       *((name, pa.float64()) for name in QUALITY_FIELDS),
                       ("points", pa.int64()), ("notes", pa.list_(pa.string())),
-                      ("outliers", pa.list_(pa.map_(pa.string(), pa.float64())))])
+                      ("outliers", pa.list_(pa.map_(pa.string(), pa.float64()))),
+                      ("change_point", pa.struct([("parameter", pa.string()), ("value", pa.float64()),
+                                                  ("low", pa.float64()), ("high", pa.float64())])),
+                      ("segments", pa.string())])
 
 
 def _ragged(starts: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -115,8 +120,23 @@ class _Tables:
                 *(pa.array(quality[:, k], mask=~np.isfinite(quality[:, k])) for k in range(len(QUALITY_FIELDS))),
                 pa.array(c.points[rows]),
                 pa.ListArray.from_arrays(pa.array(note_offsets), self.notes.take(pa.array(note_index))),
-                pa.ListArray.from_arrays(pa.array(outlier_offsets), self.outliers.take(pa.array(outlier_index)))]
+                pa.ListArray.from_arrays(pa.array(outlier_offsets), self.outliers.take(pa.array(outlier_index))),
+                *self._segments(start, stop)]
         return pa.RecordBatch.from_arrays(data, schema=schema())
+
+    def _segments(self, start: int, stop: int) -> list[pa.Array]:
+        """The ``change_point`` and ``segments`` columns of series ``start:stop`` (null where no change)."""
+        import pyarrow as pa
+
+        from pmkit.schema import finite_json
+
+        changes: list[dict | None] = [None] * (stop - start)
+        texts: list[str | None] = [None] * (stop - start)
+        for i, (segments, change) in self.columns.segments.items():
+            if start <= i < stop:
+                changes[i - start] = change.to_json()
+                texts[i - start] = json.dumps(finite_json([s.to_json() for s in segments]), allow_nan=False)
+        return [pa.array(changes, schema().field("change_point").type), pa.array(texts, pa.string())]
 
 
 def _batches(sets: Sequence[tuple[str, ModelSet]], size: int) -> Iterable[pa.RecordBatch]:

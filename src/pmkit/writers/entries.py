@@ -41,8 +41,12 @@ def model_entries(columns: ModelColumns, source: str, start: int, stop: int) -> 
                     "function": function, "text": texts[k], "pretty": pretty[k],
                     "quality": {"rss": q[0], "smape": q[1], "adjusted_r2": q[2], "cv_smape": q[3]},
                     "points": points[k], "notes": notes[note_group[k]], "outliers": outliers[outlier_group[k]],
-                    "source": source})
+                    "segments": None, "change_point": None, "source": source})
     for i, function in columns.own_functions.items():
         if start <= i < stop:
             out[i - start]["function"] = function.to_json()
+    for i, (segments, change) in columns.segments.items():
+        if start <= i < stop:
+            out[i - start]["segments"] = [segment.to_json() for segment in segments]
+            out[i - start]["change_point"] = change.to_json()
     return out

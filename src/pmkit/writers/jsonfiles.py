@@ -90,7 +90,10 @@ def write_show_document(stream: BinaryIO, analysis: Analysis, chunk: int = CHUNK
 
 def _predictions(result: InputAnalysis) -> Annotate:
     """Adds each entry's ``prediction``: its call path's row of the report when the model is of the
-    analysed metric and its call path is in the experiment, else None."""
+    analysed metric and its call path is in the experiment, else None — the row's numbers from the
+    report's arrays, its ``behaviour`` described per row (:func:`pmkit.schema.behaviour`)."""
+    from pmkit.schema import behaviour
+
     tree = result.experiment.callpaths
     columns, metric = result.models.columns, result.report.metric
 
@@ -103,6 +106,7 @@ def _predictions(result: InputAnalysis) -> Annotate:
             prediction = next(predictions) if row >= 0 else None
             if prediction is not None:
                 del prediction["callpath"]
+                prediction["behaviour"] = behaviour(result.report, row)
             entry["prediction"] = prediction
 
     return annotate

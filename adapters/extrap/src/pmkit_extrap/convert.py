@@ -10,16 +10,21 @@ inclusiveness and description travel as Extra-P metric tags ``pmkit__<field>``.
 
 from __future__ import annotations
 
+import copy
 import logging
+import math
 from collections.abc import Mapping
 
 import numpy as np
 from extrap.entities.callpath import Callpath
 from extrap.entities.coordinate import Coordinate
 from extrap.entities.experiment import Experiment as ExtrapExperiment
+from extrap.entities.functions import SegmentedFunction
+from extrap.entities.hypotheses import SingleParameterHypothesis
 from extrap.entities.measurement import Measure, Measurement
 from extrap.entities.metric import Metric as ExtrapMetric
 from extrap.entities.model import Model as ExtrapModel
+from extrap.entities.model import SegmentedModel
 from extrap.entities.parameter import Parameter
 from extrap.fileio import io_helper
 from extrap.modelers import multi_parameter, single_parameter
@@ -37,7 +42,14 @@ from pmkit.readers.extrap_experiment import (
     choose_repetitions,
     metric_from_tags,
 )
-from pmkit_extrap.functions import no_model_hypothesis, quality_of, to_extrap_hypothesis, to_pmkit_function
+from pmkit_extrap.functions import (
+    no_model_hypothesis,
+    quality_of,
+    to_extrap_hypothesis,
+    to_extrap_segmented,
+    to_pmkit_function,
+    to_pmkit_segments,
+)
 
 log = logging.getLogger(__name__)
 
@@ -154,16 +166,66 @@ def model_set_from_generator(generator: ModelGenerator, experiment: Experiment) 
     models = []
     for (callpath, metric), model in generator.models.items():
         notes: tuple[str, ...] = ()
+        segments: tuple = ()
+        change = None
         try:
-            function = to_pmkit_function(model.hypothesis.function, experiment.parameters)
+            if isinstance(model.hypothesis.function, SegmentedFunction):
+                segments, change = _segments_of(model, experiment.parameters)
+                function = segments[-1].function
+            else:
+                function = to_pmkit_function(model.hypothesis.function, experiment.parameters)
             if function.constant != function.constant and not function.terms:
                 function, notes = None, ("no model",)
         except ExtrapFormatError as exc:
             function, notes = None, (f"not PMNF: {exc}",)
         n_points = len(model.measurements or [])
         models.append(Model(callpath.name, metric.name, function, quality_of(model.hypothesis), modeler,
-                            dict(settings), notes, n_points))
+                            dict(settings), notes, n_points, segments=segments, change_point=change))
     return ModelSet(experiment.parameters, models, modeler=modeler)
+
+
+def _segments_of(model, parameters: tuple[str, ...]):
+    """An Extra-P segmented model's two segments and change point, in pmkit's terms.
+
+    Each segment's measured range runs from the smallest (largest) measured value to the change point
+    on its side: Extra-P keeps one point both segments share, or the two around the change.
+    """
+    function = model.hypothesis.function
+    changing = [float(m.coordinate[0]) for m in getattr(model, "changing_points", None) or []]
+    if not changing:  # no change point stored: the boundary between the intervals
+        changing = [float(function.intervals[0][1]), float(function.intervals[-1][0])]
+    values = [float(m.coordinate[0]) for m in model.measurements or []]
+    low, high = (min(values), max(values)) if values else (changing[0], changing[-1])
+    return to_pmkit_segments(function, parameters, changing, [(low, changing[0]), (changing[-1], high)])
+
+
+def _segmented_extrap_model(model: Model, parameters: tuple[str, ...], measurements: list[Measurement],
+                            measure: Measure) -> ExtrapModel | None:
+    """A segmented one-parameter pmkit model as Extra-P's ``SegmentedModel`` (as its Segmented modeler
+    makes them: the segments' models and the two measured points around the change), or None when
+    the measurements do not hold points on both sides of the change."""
+    change = model.change_point.value
+    ordered = sorted(measurements, key=lambda m: m.coordinate[0])
+    below = [m for m in ordered if m.coordinate[0] < change]
+    above = [m for m in ordered if m.coordinate[0] >= change]
+    if len(parameters) != 1 or not below or not above:
+        return None
+    measurements[:] = ordered  # Extra-P hands each segment its slice of the sorted list
+    hypothesis = SingleParameterHypothesis(to_extrap_segmented(model, parameters), measure)
+    hypothesis._RSS, hypothesis._SMAPE, hypothesis._AR2 = model.quality.rss, model.quality.smape, \
+        model.quality.adjusted_r2
+    hypothesis._rRSS = hypothesis._nRSS = hypothesis._RE = math.nan
+    hypothesis._costs_are_calculated = True
+    pieces = [ExtrapModel(to_extrap_hypothesis(s.function, parameters, s.quality, measure)) for s in model.segments]
+    return SegmentedModel(hypothesis, pieces, [_without_values(below[-1]), _without_values(above[0])])
+
+
+def _without_values(measurement: Measurement) -> Measurement:
+    """A copy without its repetition values: Extra-P's serializer cannot write the values of a change
+    point (it lacks their writer there), and change points are found by coordinate and statistics."""
+    out = copy.copy(measurement)
+    out.values = None
+    return out
 
 
 def _values_for_extrap(experiment: Experiment, metric: str, cp: int, pt: int) -> np.ndarray | None:
@@ -230,9 +292,15 @@ def to_extrap(experiment: Experiment, models: Mapping[str, ModelSet] | None = No
                 log.warning("model of %s / %s has no measurements in the experiment; left out",
                             model.callpath, model.metric)
                 continue
-            hypothesis = no_model_hypothesis(use_measure) if model.function is None else to_extrap_hypothesis(
-                model.function, experiment.parameters, model.quality, use_measure)
-            extrap_model = ExtrapModel(hypothesis, key[0], key[1])
+            extrap_model = None
+            if model.segmented:
+                extrap_model = _segmented_extrap_model(model, experiment.parameters, out.measurements[key],
+                                                       use_measure)
+            if extrap_model is None:
+                hypothesis = no_model_hypothesis(use_measure) if model.function is None else to_extrap_hypothesis(
+                    model.function, experiment.parameters, model.quality, use_measure)
+                extrap_model = ExtrapModel(hypothesis)
+            extrap_model.callpath, extrap_model.metric = key
             extrap_model.measurements = out.measurements[key]
             generator.models[key] = extrap_model
         out.add_modeler(generator)

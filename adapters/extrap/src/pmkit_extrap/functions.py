@@ -2,7 +2,8 @@
 
 pmkit → Extra-P uses Extra-P's standard types only (``ConstantFunction``,
 ``SingleParameterFunction`` of ``CompoundTerm``/``SimpleTerm``, ``MultiParameterFunction`` of
-``MultiParameterTerm``) with exponents as Extra-P ``Fraction``\\ s, so any Extra-P opens the result.
+``MultiParameterTerm``, and for a segmented one-parameter model the ``SegmentedFunction`` of
+Extra-P's Segmented modeler) with exponents as Extra-P ``Fraction``\\ s, so any Extra-P opens the result.
 Extra-P → pmkit goes through Extra-P's own JSON form of the function and pmkit's ``.extra-p``
 reader, so that files and in-memory objects are converted by the same code.
 """
@@ -17,6 +18,7 @@ from extrap.entities.functions import (
     ConstantFunction,
     FunctionSchema,
     MultiParameterFunction,
+    SegmentedFunction,
     SingleParameterFunction,
 )
 from extrap.entities.functions import Function as ExtrapFunction
@@ -29,7 +31,7 @@ from extrap.entities.hypotheses import (
 from extrap.entities.measurement import Measure
 from extrap.entities.terms import CompoundTerm, MultiParameterTerm, SimpleTerm
 
-from pmkit.models import Quality
+from pmkit.models import ChangePoint, Model, Quality, Segment
 from pmkit.pmnf import Factor, Function
 from pmkit.readers.extrap_experiment import function_from_json
 
@@ -80,8 +82,42 @@ def to_extrap_function(function: Function, parameters: Sequence[str]) -> ExtrapF
 
 
 def to_pmkit_function(function: ExtrapFunction, parameters: Sequence[str]) -> Function:
-    """An Extra-P function as pmkit's; ValueError for what PMNF cannot express (segmented functions)."""
+    """An Extra-P function as pmkit's; ValueError for what PMNF cannot express (segmented functions:
+    see :func:`to_pmkit_segments`)."""
     return function_from_json(FunctionSchema().dump(function), parameters)
+
+
+def to_extrap_segmented(model: Model, parameters: Sequence[str]) -> SegmentedFunction:
+    """A segmented one-parameter pmkit model as Extra-P's ``SegmentedFunction``: its segments'
+    functions, each over ``[start, end]`` (the change point belongs to both; Extra-P takes the first)."""
+    if len(parameters) != 1:
+        raise ValueError("Extra-P's segmented functions have one parameter")
+    pieces = []
+    for segment in model.segments:
+        piece = to_extrap_function(segment.function, parameters)
+        if isinstance(piece, ConstantFunction):  # a segment is a SingleParameterFunction in Extra-P's schema
+            constant, piece = piece.constant_coefficient, SingleParameterFunction()
+            piece.constant_coefficient = constant
+        pieces.append(piece)
+    return SegmentedFunction(pieces, [(segment.start, segment.end) for segment in model.segments])
+
+
+def to_pmkit_segments(function: SegmentedFunction, parameters: Sequence[str], change_points: Sequence[float],
+                      measured: Sequence[tuple[float, float]]) -> tuple[tuple[Segment, ...], ChangePoint]:
+    """Extra-P's segmented function as pmkit segments (``measured``: each one's smallest and largest
+    measured value) and change point.
+
+    Extra-P's change points are measured values: one that both segments share, or the two around the
+    change; pmkit's estimate is that point, or half way between the two (on a log scale where both
+    are positive), and its interval spans them.
+    """
+    functions = [to_pmkit_function(piece, parameters) for piece in function.segments]
+    low, high = min(change_points), max(change_points)
+    value = math.sqrt(low * high) if low > 0 else (low + high) / 2
+    last = len(functions) - 1
+    segments = tuple(Segment(f, -math.inf if k == 0 else value, math.inf if k == last else value, measured[k])
+                     for k, f in enumerate(functions))
+    return segments, ChangePoint(parameters[0], value, low, high)
 
 
 def to_extrap_hypothesis(function: Function, parameters: Sequence[str], quality: Quality,
