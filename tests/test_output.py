@@ -194,3 +194,31 @@ def test_a_full_stdout_is_a_user_error(experiment):
                                 stderr=subprocess.PIPE, text=True, env=env, timeout=120)
     assert result.returncode == 1
     assert result.stderr == "error: cannot write standard output: No space left on device\n"
+
+
+@pytest.mark.parametrize("command", [["show"], ["model"], ["show", "--callpath", "main"]])
+def test_piped_and_saved_output_has_no_trailing_spaces(experiment, tmp_path, capsys, monkeypatch, command):
+    """rich pads table lines to the width; off a terminal those spaces are dropped (diff- and grep-clean)."""
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main([command[0], str(experiment), *command[1:]]) == 0
+    piped = capsys.readouterr().out
+    out = tmp_path / "view.txt"
+    assert main([command[0], str(experiment), *command[1:], "--out", str(out)]) == 0
+    for text in (piped, out.read_text(encoding="utf-8")):
+        lines = text.splitlines()
+        assert len(lines) > 3 and "main" in text
+        assert [line for line in lines if line != line.rstrip(" ")] == []
+
+
+def test_trimmed_lines_keeps_spaces_inside_a_line_written_in_pieces():
+    import io
+
+    from pmkit.cli.common import TrimmedLines
+
+    sink = io.StringIO()
+    trimmed = TrimmedLines(sink)
+    for piece in ["a  ", " b   ", "\nc", "   \n", "  d  "]:
+        trimmed.write(piece)
+    assert sink.getvalue() == "a   b\nc\n  d" and not trimmed.isatty()
+    trimmed.write(" e \n")
+    assert sink.getvalue() == "a   b\nc\n  d   e\n"

@@ -286,12 +286,44 @@ def _remove(path: str) -> None:
 
 
 def output_console(stream: TextIO, out: Path | None) -> Any:
-    """A console rendering to ``stream``: plain and 160 columns wide for ``--out FILE``, else the terminal's."""
+    """A console rendering to ``stream``: plain and 160 columns wide for ``--out FILE``, else the
+    terminal's. Off a terminal, lines lose the spaces rich pads them with to the width, so that piped
+    and saved output diffs and greps cleanly."""
     from rich.console import Console
 
+    isatty = getattr(stream, "isatty", None)
+    if not (isatty and isatty()):
+        stream = TrimmedLines(stream)
     if out is not None:
         return Console(file=stream, width=160, no_color=True, highlight=False)
     return Console(file=stream, highlight=False)
+
+
+class TrimmedLines:
+    """A text stream that drops the spaces at the end of each line written through it; spaces not yet
+    followed by a newline wait, and are written only if more text follows them on the same line."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.pending = ""
+
+    def write(self, text: str) -> int:
+        lines = (self.pending + text).split("\n")
+        last = lines.pop()
+        head = "".join(line.rstrip(" ") + "\n" for line in lines)
+        kept = last.rstrip(" ")
+        self.pending = last[len(kept):]
+        self.stream.write(head + kept)
+        return len(text)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+    def isatty(self) -> bool:
+        return False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
 
 
 def stderr() -> Any:
