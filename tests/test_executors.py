@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import pickle
+import re
 import shutil
 from pathlib import Path
 
@@ -18,11 +19,12 @@ import pytest
 
 pytest.importorskip("distributed")
 
+import random_laws
+
 import pmkit
 from pmkit import executors, modelchunks, progress
 from pmkit.errors import ExecutorError, InputError, UsageError
-from pmkit.executors import DaskExecutor, Executor
-from pmkit.experiment import CallTree, Experiment, Metric
+from pmkit.executors import DaskExecutor, Executor, _dashboard
 from pmkit.readers.cube import load_run
 from pmkit.readers.limits import Limits
 from pmkit.testing import example_study
@@ -54,50 +56,6 @@ def chunked(monkeypatch):
 
     monkeypatch.setattr(modelchunks, "MIN_SERIES", 100)
     monkeypatch.setattr(modelchunks, "CHUNK_SERIES", 40)
-
-
-def _random_experiment(n: int, parameters: int, seed: int = 3, missing: float = 0.04) -> Experiment:
-    """``n`` call paths of random laws — falling, flat or growing, half of them with a second, growing
-    term — with ±3% noise, two repetitions, some values missing, some points far off."""
-    rng = np.random.default_rng(seed)
-    grid = [2.0, 4, 8, 16, 32, 64, 128] if parameters == 1 else [4.0, 8, 16, 32, 64]
-    points = np.array(np.meshgrid(*[grid] * parameters)).reshape(parameters, -1).T
-    tree = CallTree()
-    for i in range(n):
-        tree.add(["main", f"kernel_{i}"])
-    first = rng.choice([-2, -1, -0.5, 0, 0.5, 1, 2], size=(len(tree), parameters))
-    second = rng.choice([0, 0.5, 1, 1.5], size=(len(tree), parameters))
-    c = 10 ** rng.uniform(-2, 3, size=(len(tree), 3))
-    law = (c[:, :1] + c[:, 1:2] * np.prod(points[None] ** first[:, None, :], axis=2)
-           + c[:, 2:] * (rng.uniform(size=(len(tree), 1)) < 0.5) * np.prod(points[None] ** second[:, None, :], axis=2))
-    values = law[:, :, None] * rng.uniform(0.97, 1.03, size=(len(tree), len(points), 2))
-    values[rng.uniform(size=len(tree)) < 0.15, 2] *= 3  # a point far off: left out as an outlier
-    values[rng.uniform(size=values.shape[:2]) < missing] = np.nan
-    metrics = (Metric("time", "s"), Metric("visits", "occ"))
-    return Experiment(("p", "q")[:parameters], points, tree, metrics, {"time": values, "visits": values[::-1] * 7})
-
-
-def _changing_experiment(n: int, parameters: int, seed: int = 5) -> Experiment:
-    """``n`` call paths whose laws change at a threshold of p (log p, linear or flat, then a steeper line)
-    or never, on 11 values of p (one parameter) or 9 of p × 4 of q, three repetitions with ±2% noise, some
-    values missing: what the segmented search splits."""
-    rng = np.random.default_rng(seed)
-    grid_p = [2.0 ** k for k in range(1, 12 if parameters == 1 else 10)]
-    points = np.array(np.meshgrid(grid_p, [4.0, 8, 16, 32][:4 if parameters == 2 else 1])).reshape(2, -1).T
-    points = points[:, :parameters]
-    tree = CallTree()
-    for i in range(n):
-        tree.add(["main", f"kernel_{i}"])
-    count, p = len(tree), points[:, 0]
-    kind = rng.integers(0, 4, size=count)[:, None]
-    a, b = 10 ** rng.uniform(-1, 1, size=(count, 1)), 10 ** rng.uniform(-3, -1, size=(count, 1))
-    law = np.where(kind == 0, a * np.log2(p), np.where(kind == 1, a + b * p, a))
-    law = law + (p >= rng.choice(p[2:-2], size=(count, 1))) * (kind != 3) * (5 * a + 0.05 * a * p)
-    if parameters == 2:
-        law = law * (1 + 0.1 * points[:, 1])
-    values = law[:, :, None] * rng.uniform(0.98, 1.02, size=(count, len(points), 3))
-    values[rng.uniform(size=values.shape[:2]) < 0.02] = np.nan
-    return Experiment(("p", "q")[:parameters], points, tree, (Metric("time", "s"),), {"time": values})
 
 
 # ---------------------------------------------------------------- the executor itself
@@ -234,7 +192,7 @@ def test_models_in_chunks_on_dask_equal_one_batch_in_process(chunked, dask, monk
     """Every model to the last bit, whatever the chunks: a series' model depends on its own values only."""
     monkeypatch.setattr(modelchunks, "CHUNK_SERIES", size)
     monkeypatch.setattr(modelchunks, "TASKS_PER_WORKER", 10_000)
-    experiment = _random_experiment(90 if parameters == 1 else 50, parameters)
+    experiment = random_laws.experiment(90 if parameters == 1 else 50, parameters)
     here = pmkit.model(experiment)
     tasks = []
     with progress.listening(tasks.append):
@@ -252,7 +210,7 @@ def test_segmented_models_in_chunks_equal_one_batch_in_process(chunked, dask, mo
     """Laws that change at a threshold: segments, change point and its interval to the last bit."""
     monkeypatch.setattr(modelchunks, "CHUNK_SERIES", size)
     monkeypatch.setattr(modelchunks, "TASKS_PER_WORKER", 10_000)
-    experiment = _changing_experiment((60 if size == 1 else 120) if parameters == 1 else 30, parameters)
+    experiment = random_laws.changing((60 if size == 1 else 120) if parameters == 1 else 30, parameters)
     here = pmkit.model(experiment)
     assert model_differences(here, pmkit.model(experiment, executor=dask)) == []
     assert sum(m.segmented for m in here) > len(here) / 4
@@ -273,7 +231,7 @@ def test_the_segmented_example_study_in_chunks_equals_in_process(chunked, dask, 
 def test_models_under_a_prior_in_chunks_equal_in_process(chunked, dask):
     from pmkit.constraints import Constraint
 
-    experiment = _random_experiment(70, 2, seed=8)
+    experiment = random_laws.experiment(70, 2, seed=8)
     paths = experiment.callpaths.paths()
     constraints = {path: Constraint(constant=True) if i % 3 == 0 else Constraint(allowed=frozenset({"p"}))
                    for i, path in enumerate(paths) if i % 2}
@@ -304,7 +262,7 @@ def test_small_batches_local_engines_and_undeclared_modelers_model_in_one_call(d
 
     sent = []
     monkeypatch.setattr(DaskExecutor, "map", lambda self, function, tasks, **kw: sent.append(len(tasks)) or [])
-    experiment = _random_experiment(30, 1)
+    experiment = random_laws.experiment(30, 1)
     pmkit.model(experiment, executor=dask)  # 62 series, below MIN_SERIES
     monkeypatch.setattr(modelchunks, "MIN_SERIES", 10)
     pmkit.model(experiment, executor=Executor())  # in-process
@@ -367,8 +325,8 @@ def test_show_and_model_on_a_scheduler_print_what_they_print_in_process(pmkit_cl
         there = pmkit_cli(*command, "--executor", f"dask:{address}")
         assert here.returncode == there.returncode == 0, there.stderr
         assert there.stdout == here.stdout
-        assert there.stderr.splitlines() == [*here.stderr.splitlines(), f"executor: dask — {address}, 2 workers; "
-                                             "no dashboard (install bokeh for one)"][-len(there.stderr.splitlines()):]
+        assert there.stderr.splitlines() == [f"executor: dask — {address}, 2 workers; {_dashboard(dask.client)}",
+                                             *here.stderr.splitlines()]
 
 
 def test_dask_without_an_address_starts_a_local_cluster_and_says_so(pmkit_cli, study, monkeypatch):
@@ -382,8 +340,10 @@ def test_dask_without_an_address_starts_a_local_cluster_and_says_so(pmkit_cli, s
     result = pmkit_cli("show", study, "--executor", "dask")
     assert result.returncode == 0 and result.stdout == pmkit_cli("show", study).stdout
     assert started == [executors.cpu_count()]
-    assert "executor: dask — a LocalCluster of 1 single-threaded workers (local processes), started for this run; " \
-           "no dashboard (install bokeh for one)" in result.stderr.splitlines()
+    said = [line for line in result.stderr.splitlines() if line.startswith("executor:")]
+    assert len(said) == 1 and re.fullmatch(r"executor: dask — a LocalCluster of 1 single-threaded workers \(local "
+                                           r"processes\), started for this run; (no dashboard \(install bokeh for "
+                                           r"one\)|dashboard http://\S+)", said[0]), result.stderr
 
 
 def test_an_unreachable_scheduler_leaves_out_untouched(pmkit_cli, study, tmp_path):
