@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("distributed")
+pytest.importorskip("distributed", reason="the Dask executor needs dask and distributed: pip install 'pmkit-hpc[dask]'")
 
 import distributed
 import random_laws

@@ -16,9 +16,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-pytest.importorskip("distributed")
-
 import random_laws
 
 import pmkit
@@ -30,9 +27,18 @@ from pmkit.readers.limits import Limits
 from pmkit.testing import example_study
 from pmkit.testing.identity import experiment_differences, model_differences
 
+NEEDS_DASK = "the Dask executor needs dask and distributed: pip install 'pmkit-hpc[dask]'"
+
 
 @pytest.fixture(scope="module")
-def dask() -> DaskExecutor:
+def distributed():
+    """The ``distributed`` package; the test skips, saying what to install, where it is missing (the tests
+    that need no Dask run everywhere)."""
+    return pytest.importorskip("distributed", reason=NEEDS_DASK)
+
+
+@pytest.fixture(scope="module")
+def dask(distributed) -> DaskExecutor:
     with DaskExecutor(processes=False, workers=2) as engine:
         yield engine
 
@@ -115,7 +121,7 @@ def test_missing_dask_names_what_to_install(monkeypatch):
     assert str(caught.value) == executors.MISSING_DASK and "pip install 'pmkit-hpc[dask]'" in str(caught.value)
 
 
-def test_an_unreachable_scheduler_is_one_line_within_the_timeout():
+def test_an_unreachable_scheduler_is_one_line_within_the_timeout(distributed):
     import time
 
     start = time.perf_counter()
@@ -329,7 +335,7 @@ def test_show_and_model_on_a_scheduler_print_what_they_print_in_process(pmkit_cl
                                              *here.stderr.splitlines()]
 
 
-def test_dask_without_an_address_starts_a_local_cluster_and_says_so(pmkit_cli, study, monkeypatch):
+def test_dask_without_an_address_starts_a_local_cluster_and_says_so(pmkit_cli, study, monkeypatch, distributed):
     started = []
 
     def in_threads(distributed, workers, processes, keep_malloc):
@@ -346,7 +352,7 @@ def test_dask_without_an_address_starts_a_local_cluster_and_says_so(pmkit_cli, s
                                            r"one\)|dashboard http://\S+)", said[0]), result.stderr
 
 
-def test_an_unreachable_scheduler_leaves_out_untouched(pmkit_cli, study, tmp_path):
+def test_an_unreachable_scheduler_leaves_out_untouched(pmkit_cli, study, tmp_path, distributed):
     out = tmp_path / "report.txt"
     out.write_text("the last good report\n")
     result = pmkit_cli("show", study, "--executor", "dask:tcp://127.0.0.1:1", "--scheduler-timeout", "0.3",
