@@ -8,20 +8,21 @@ checked directly (and end to end, with a worker killed, in ``test_executor_fault
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import pickle
 import re
 import shutil
 from pathlib import Path
 
+import executor_cases
 import numpy as np
 import pytest
-import random_laws
 
 import pmkit
 from pmkit import executors, modelchunks, progress
 from pmkit.errors import ExecutorError, InputError, UsageError
-from pmkit.executors import DaskExecutor, Executor, _dashboard
+from pmkit.executors import DaskExecutor, Executor
 from pmkit.readers.cube import load_run
 from pmkit.readers.limits import Limits
 from pmkit.testing import example_study
@@ -133,6 +134,62 @@ def test_an_unreachable_scheduler_is_one_line_within_the_timeout(distributed):
                                                       "tcp://127.0.0.1:1 within 0.5 s")
 
 
+@pytest.fixture
+def not_a_scheduler():
+    """``serve(answer)``: the address of a local server of another kind — it accepts connections and sends
+    ``answer`` (bytes) or, for None, nothing at all, as an HTTP server waits for its request."""
+    import socket
+    import threading
+
+    servers = []
+
+    def serve(answer: bytes | None) -> str:
+        server = socket.create_server(("127.0.0.1", 0))
+        servers.append(server)
+
+        def accept() -> None:
+            with contextlib.suppress(OSError):
+                while True:
+                    connection, _ = server.accept()
+                    servers.append(connection)
+                    if answer is not None:
+                        connection.sendall(answer)
+
+        threading.Thread(target=accept, daemon=True).start()
+        return f"tcp://127.0.0.1:{server.getsockname()[1]}"
+
+    yield serve
+    for server in servers:
+        server.close()
+
+
+@pytest.mark.parametrize("answer", [None, b"SSH-2.0-OpenSSH_9.6\r\n" * 4])
+def test_a_server_of_another_kind_is_one_line_within_the_timeout(distributed, not_a_scheduler, answer):
+    """Dask's own client would wait forever for a silent server's handshake, and read an SSH banner as the
+    length of a frame of exabytes (MemoryError)."""
+    import time
+
+    address = not_a_scheduler(answer)
+    start = time.perf_counter()
+    with pytest.raises(ExecutorError) as caught:
+        executors.open_executor(f"dask:{address}", timeout=0.5)
+    assert time.perf_counter() - start < 0.5 + executors.HANDSHAKE_GRACE + 2
+    message = str(caught.value)
+    assert "\n" not in message and message.startswith(f"executor dask: {address} is not a Dask scheduler (something ")
+    assert message.endswith("the scheduler's port is the one `dask scheduler` prints, 8786 by default (8787 is its "
+                            "dashboard)")
+
+
+def test_malformed_addresses_and_scheduler_files(distributed, tmp_path):
+    for address, problem in (("tcp://node17", "missing port number"), ("tcp://a:b:c", "invalid address")):
+        with pytest.raises(UsageError, match=f"not a scheduler address like tcp://host:8786 \\({problem}"):
+            executors.open_executor(f"dask:{address}")
+    for content in ('{"id": "Scheduler-1"}', "[1]", "not json"):
+        (tmp_path / "scheduler.json").write_text(content)
+        with pytest.raises(ExecutorError, match=r"scheduler.json is not a scheduler file \(.*; dask scheduler "):
+            executors.open_executor(f"dask:{tmp_path / 'scheduler.json'}")
+
+
 # ---------------------------------------------------------------- reading
 
 
@@ -198,7 +255,7 @@ def test_models_in_chunks_on_dask_equal_one_batch_in_process(chunked, dask, monk
     """Every model to the last bit, whatever the chunks: a series' model depends on its own values only."""
     monkeypatch.setattr(modelchunks, "CHUNK_SERIES", size)
     monkeypatch.setattr(modelchunks, "TASKS_PER_WORKER", 10_000)
-    experiment = random_laws.experiment(90 if parameters == 1 else 50, parameters)
+    experiment = executor_cases.experiment(90 if parameters == 1 else 50, parameters)
     here = pmkit.model(experiment)
     tasks = []
     with progress.listening(tasks.append):
@@ -216,7 +273,7 @@ def test_segmented_models_in_chunks_equal_one_batch_in_process(chunked, dask, mo
     """Laws that change at a threshold: segments, change point and its interval to the last bit."""
     monkeypatch.setattr(modelchunks, "CHUNK_SERIES", size)
     monkeypatch.setattr(modelchunks, "TASKS_PER_WORKER", 10_000)
-    experiment = random_laws.changing((60 if size == 1 else 120) if parameters == 1 else 30, parameters)
+    experiment = executor_cases.changing((60 if size == 1 else 120) if parameters == 1 else 30, parameters)
     here = pmkit.model(experiment)
     assert model_differences(here, pmkit.model(experiment, executor=dask)) == []
     assert sum(m.segmented for m in here) > len(here) / 4
@@ -237,7 +294,7 @@ def test_the_segmented_example_study_in_chunks_equals_in_process(chunked, dask, 
 def test_models_under_a_prior_in_chunks_equal_in_process(chunked, dask):
     from pmkit.constraints import Constraint
 
-    experiment = random_laws.experiment(70, 2, seed=8)
+    experiment = executor_cases.experiment(70, 2, seed=8)
     paths = experiment.callpaths.paths()
     constraints = {path: Constraint(constant=True) if i % 3 == 0 else Constraint(allowed=frozenset({"p"}))
                    for i, path in enumerate(paths) if i % 2}
@@ -268,7 +325,7 @@ def test_small_batches_local_engines_and_undeclared_modelers_model_in_one_call(d
 
     sent = []
     monkeypatch.setattr(DaskExecutor, "map", lambda self, function, tasks, **kw: sent.append(len(tasks)) or [])
-    experiment = random_laws.experiment(30, 1)
+    experiment = executor_cases.experiment(30, 1)
     pmkit.model(experiment, executor=dask)  # 62 series, below MIN_SERIES
     monkeypatch.setattr(modelchunks, "MIN_SERIES", 10)
     pmkit.model(experiment, executor=Executor())  # in-process
@@ -331,8 +388,8 @@ def test_show_and_model_on_a_scheduler_print_what_they_print_in_process(pmkit_cl
         there = pmkit_cli(*command, "--executor", f"dask:{address}")
         assert here.returncode == there.returncode == 0, there.stderr
         assert there.stdout == here.stdout
-        assert there.stderr.splitlines() == [f"executor: dask — {address}, 2 workers; {_dashboard(dask.client)}",
-                                             *here.stderr.splitlines()]
+        first, *rest = there.stderr.splitlines()
+        assert executor_cases.reached_line(address).fullmatch(first) and rest == here.stderr.splitlines()
 
 
 def test_dask_without_an_address_starts_a_local_cluster_and_says_so(pmkit_cli, study, monkeypatch, distributed):

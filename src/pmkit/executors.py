@@ -250,7 +250,8 @@ KEEP_MALLOC = {"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": Non
 becomes a fresh mmap whose pages fault in one by one: decoding one run of the benchmark study
 (bench/dask_scaling.py, 2,000 call paths × 20 metrics × 64 locations) took a median 0.069 s in a
 plain process and 0.22 s with it set (a loaded 2-core machine).  Clusters started by hand get the
-same with ``DASK_DISTRIBUTED__NANNY__PRE_SPAWN_ENVIRON__MALLOC_TRIM_THRESHOLD_=None`` (docs/cluster.md)."""
+same from a Dask config file that sets it to ``null`` (docs/cluster.md); the environment variable
+``DASK_DISTRIBUTED__NANNY__...`` cannot, as Dask lowercases the key it names."""
 
 
 def _local_cluster(distributed: Any, workers: int, processes: bool, keep_malloc: bool = True) -> Any:
@@ -279,21 +280,92 @@ def _connect(distributed: Any, address: str, timeout: float) -> Any:
     is_file = address.endswith(".json")
     if is_file and not os.path.isfile(address):
         raise ExecutorError(f"executor dask: no scheduler file {address} (dask scheduler --scheduler-file writes it)")
+    target = _scheduler_of_file(address) if is_file else address
+    try:
+        scheme, location = distributed.comm.parse_address(target)
+        if scheme in ("tcp", "tls"):
+            distributed.comm.parse_host_port(location)
+    except (ValueError, TypeError) as exc:
+        raise UsageError(f"--executor dask:{address}: not a scheduler address like tcp://host:8786 "
+                         f"({_first_line(exc)})") from None
     quiet = logging.getLogger("distributed")
     level = quiet.level
     quiet.setLevel(logging.CRITICAL)  # the retries' log lines; the one-line error below says it all
     try:
+        _shake_hands(target, timeout)
         if is_file:
             return distributed.Client(scheduler_file=address, timeout=timeout)
         return distributed.Client(address, timeout=timeout)
     except (OSError, TimeoutError) as exc:
         raise ExecutorError(f"executor dask: cannot reach the scheduler at {address} within {timeout:g} s "
                             f"({_first_line(exc)}); is `dask scheduler` running there?") from None
+    except NotAScheduler as exc:
+        raise ExecutorError(f"executor dask: {target} is not a Dask scheduler ({exc}); the scheduler's port is "
+                            "the one `dask scheduler` prints, 8786 by default (8787 is its dashboard)") from None
     except (ValueError, TypeError) as exc:
         raise UsageError(f"--executor dask:{address}: not a scheduler address like tcp://host:8786 "
                          f"({_first_line(exc)})") from None
     finally:
         quiet.setLevel(level)
+
+
+class NotAScheduler(Exception):
+    """What answered at a scheduler's address does not speak Dask's protocol."""
+
+
+HANDSHAKE_GRACE = 0.5
+"""Seconds beyond the timeout that :func:`_shake_hands` waits for an answer once connected, so that a
+scheduler that is merely unreachable is reported as such by Dask's own connect, which gives up at the
+timeout."""
+
+
+def _shake_hands(address: str, timeout: float) -> None:
+    """Connect to ``address`` and exchange Dask's handshake, within ``timeout`` (+ :data:`HANDSHAKE_GRACE`)
+    seconds, before a Client tries.
+
+    Dask's connect bounds the TCP connection but not the handshake that follows: a server of another
+    kind on that port — the dashboard's HTTP server, sshd — makes a Client wait forever, or answers
+    bytes that Dask reads as the length of a frame of exabytes (a MemoryError).  Raises OSError when
+    nothing can be reached, :class:`NotAScheduler` when something else answers.
+    """
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    from distributed.comm import connect
+    from distributed.security import Security
+
+    async def shake() -> None:
+        connection = connect(address, timeout=timeout, **Security().get_connection_args("client"))
+        try:
+            comm = await asyncio.wait_for(connection, timeout + HANDSHAKE_GRACE)
+        except TimeoutError:
+            raise NotAScheduler(f"something accepted the connection but did not answer as one within "
+                                f"{timeout + HANDSHAKE_GRACE:g} s") from None
+        except OSError:
+            raise
+        except Exception as exc:
+            raise NotAScheduler(f"something answered, not in Dask's protocol: {_first_line(exc)}") from None
+        await comm.close()
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="pmkit-connect") as pool:  # a notebook's own loop
+        pool.submit(asyncio.run, shake()).result()                                    # may be running here
+
+
+def _scheduler_of_file(path: str) -> str:
+    """The address a ``--scheduler-file`` names."""
+    import json
+
+    try:
+        with open(path, encoding="utf-8") as handle:
+            address = json.load(handle)["address"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        problem = "it names no address" if isinstance(exc, (KeyError, TypeError)) else _first_line(exc)
+        raise ExecutorError(f"executor dask: {path} is not a scheduler file ({problem}; dask scheduler "
+                            "--scheduler-file writes one)") from None
+    if not isinstance(address, str):
+        raise ExecutorError(f"executor dask: {path} is not a scheduler file (it names no address; dask scheduler "
+                            "--scheduler-file writes one)")
+    return address
 
 
 def _check_versions(client: Any, address: str) -> None:

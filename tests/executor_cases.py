@@ -1,7 +1,10 @@
-"""Generated experiments of random laws, for tests that compare models made two ways (in one batch and
-in chunks on an executor): many series, varied enough that any difference would show."""
+"""What the executor tests share: generated experiments of random laws, for tests that compare models
+made two ways (in one batch and in chunks on an executor) — many series, varied enough that any
+difference would show — and the line a command prints on reaching a Dask scheduler."""
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 
@@ -50,3 +53,10 @@ def changing(n: int, parameters: int, seed: int = 5) -> Experiment:
     values = law[:, :, None] * rng.uniform(0.98, 1.02, size=(count, len(points), 3))
     values[rng.uniform(size=values.shape[:2]) < 0.02] = np.nan
     return Experiment(("p", "q")[:parameters], points, tree, (Metric("time", "s"),), {"time": values})
+
+
+def reached_line(address: str) -> re.Pattern:
+    """The line a command prints on stderr after reaching the scheduler at ``address`` with two workers; its
+    dashboard part depends on whether bokeh is installed (the link names the host as the client saw it)."""
+    return re.compile(rf"executor: dask — {re.escape(address)}, 2 workers; "
+                      r"(no dashboard \(install bokeh for one\)|dashboard http://\S+)")
