@@ -15,7 +15,7 @@ Cube files/s) and of modeling every call path × metric (series/s), and checks t
 every model equal the in-process ones.  For each cluster size also: the cluster's start, the
 per-task costs from Dask's task stream (decode time; what a result weighs pickled, against the file it
 came from), the overhead against in-process, and each worker's peak memory (``ru_maxrss``).  Last, a
-model of the wall time on N workers built from those per-task costs (see bench/README.md §12).
+model of the wall time on N workers built from those per-task costs (see bench/README.md §15).
 
 Every file is read once before timing, so all engines read from the page cache.
 """
