@@ -299,7 +299,7 @@ def _connect(distributed: Any, address: str, timeout: float) -> Any:
     except (OSError, TimeoutError) as exc:
         raise ExecutorError(f"executor dask: cannot reach the scheduler at {address} within {timeout:g} s "
                             f"({_first_line(exc)}); is `dask scheduler` running there?") from None
-    except NotAScheduler as exc:
+    except _NotAScheduler as exc:
         raise ExecutorError(f"executor dask: {target} is not a Dask scheduler ({exc}); the scheduler's port is "
                             "the one `dask scheduler` prints, 8786 by default (8787 is its dashboard)") from None
     except (ValueError, TypeError) as exc:
@@ -309,7 +309,7 @@ def _connect(distributed: Any, address: str, timeout: float) -> Any:
         quiet.setLevel(level)
 
 
-class NotAScheduler(Exception):
+class _NotAScheduler(Exception):
     """What answered at a scheduler's address does not speak Dask's protocol."""
 
 
@@ -326,7 +326,7 @@ def _shake_hands(address: str, timeout: float) -> None:
     Dask's connect bounds the TCP connection but not the handshake that follows: a server of another
     kind on that port — the dashboard's HTTP server, sshd — makes a Client wait forever, or answers
     bytes that Dask reads as the length of a frame of exabytes (a MemoryError).  Raises OSError when
-    nothing can be reached, :class:`NotAScheduler` when something else answers.
+    nothing can be reached, :class:`_NotAScheduler` when something else answers.
     """
     import asyncio
     from concurrent.futures import ThreadPoolExecutor
@@ -339,12 +339,12 @@ def _shake_hands(address: str, timeout: float) -> None:
         try:
             comm = await asyncio.wait_for(connection, timeout + HANDSHAKE_GRACE)
         except TimeoutError:
-            raise NotAScheduler(f"something accepted the connection but did not answer as one within "
+            raise _NotAScheduler(f"something accepted the connection but did not answer as one within "
                                 f"{timeout + HANDSHAKE_GRACE:g} s") from None
         except OSError:
             raise
         except Exception as exc:
-            raise NotAScheduler(f"something answered, not in Dask's protocol: {_first_line(exc)}") from None
+            raise _NotAScheduler(f"something answered, not in Dask's protocol: {_first_line(exc)}") from None
         await comm.close()
 
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="pmkit-connect") as pool:  # a notebook's own loop
