@@ -21,6 +21,16 @@ mean (the paper reports ~15% for APMT), median, and the share of predictions wit
     python bench/apmt_accuracy.py --apps 200 --jobs 2      # the figures in bench/README.md
     python bench/apmt_accuracy.py -O min_r2=0.8 -O relative=false   # try APMT options
     python bench/apmt_accuracy.py --second-clock           # with a run at 2 GHz: Eq. 5 refinement on/off
+    python bench/apmt_accuracy.py --switch --apps 100      # the eager/rendezvous switch (issue 21)
+
+``--switch``: the same random applications, their halo messages crossing an eager limit inside the
+fitted range (log-uniform between the message sizes of the 4th-smallest and the 4th-largest fitted
+scale, so that 4 runs lie on each side; rendezvous latency ×2–5, bandwidth ×0.7–1.6), fitted at
+p = 2 … 256 (8 runs, the least the segment test needs) and predicted at 512, 1024, 2048; APMT with
+``segments=auto`` (the default) and ``off`` (one Hockney line): mean and median error of the
+point-to-point time (MPI_Isend + MPI_Irecv + MPI_Waitall) and of ``T_app``, and how many fits found
+the switch — beside the same applications without an eager limit (one law: no false switch, same
+predictions).
 """
 
 from __future__ import annotations
@@ -34,6 +44,7 @@ from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from rich.console import Console
@@ -111,6 +122,68 @@ def run_app(index: int, fit: Sequence[int], held: Sequence[int], noise: float, a
     return Outcome(index, list(held), measured, predictions, validation, kernels)
 
 
+HALO_CALLS = ("MPI_Isend", "MPI_Irecv", "MPI_Waitall")
+
+
+def _halo_time(run: Any) -> float:
+    return sum(float(np.mean(run.values["time"][run.callpaths.index(f"main->solve->exchange_halo->{name}")]))
+               for name in HALO_CALLS)
+
+
+def run_switch(index: int, fit: Sequence[int], held: Sequence[int], noise: float, switched: bool,
+               seed: int) -> dict[str, Any]:
+    """One random application with (or without) an eager limit crossed inside the fitted scales: the
+    errors of APMT's point-to-point time and T_app at ``held``, with and without segments."""
+    rng = np.random.default_rng(seed + index)
+    app = random_application(rng)
+    if switched:
+        sizes = [(app.grid / p) ** (2 / 3) * app.halo_bytes for p in fit]
+        limit = float(np.exp(rng.uniform(np.log(sizes[-4]), np.log(sizes[3]))))
+        app = replace(app, eager_limit=limit, rendezvous_alpha=float(rng.uniform(2, 5)),
+                      rendezvous_bandwidth=float(rng.uniform(0.7, 1.6)))
+    with tempfile.TemporaryDirectory(prefix="pmkit-apmt-switch-") as tmp:
+        folder = Path(tmp)
+        for p in fit:
+            write_run(folder / f"app.p{p}.r1" / "profile.cubex", simulate(app, p, noise=noise, rng=rng))
+        exp = pmkit.read(folder, metrics="time,visits,bytes_sent,bytes_received,PAPI_TOT_CYC,PAPI_TOT_INS,"
+                                         "PAPI_RES_STL,PAPI_L1_DCH,PAPI_L2_DCH,PAPI_L3_TCH,PAPI_L3_TCM")
+    runs = [simulate(app, p, noise=noise, rng=rng) for p in held]
+    truth_p2p = np.array([_halo_time(run) for run in runs])
+    truth_total = np.array([run.total_time() for run in runs])
+    out: dict[str, Any] = {}
+    for segments in ("auto", "off"):
+        result = pmkit.model(exp, "apmt", metrics=["time"], holdout=0, segments=segments).apmt
+        rows = [next(r for r in result.table(p) if r.kind == "p2p") for p in held]
+        p2p = np.array([r.target.t_comm for r in rows])
+        out[segments] = {"p2p": np.abs(p2p - truth_p2p) / truth_p2p * 100,
+                         "total": np.abs(np.array([result.t_app(p) for p in held]) - truth_total) / truth_total * 100,
+                         "found": sum(m.switch is not None for m in result.fit.comm if m.kind == "p2p")}
+    return out
+
+
+def switch_accuracy(args: argparse.Namespace, console: Console) -> None:
+    fit = [int(v) for v in (args.fit or "2,4,8,16,32,64,128,256").split(",")]
+    held = [int(v) for v in (args.held_out or "512,1024,2048").split(",")]
+    table = Table(title=f"APMT's Hockney fits across the eager/rendezvous switch: {args.apps} random applications "
+                        f"per case, fitted at p={','.join(map(str, fit))}, predicted at p={','.join(map(str, held))}, "
+                        f"±{args.noise:.1%} noise, seed {args.seed}")
+    for column in ("case", "segments", "p2p calls with a switch", "p2p mean %", "p2p median %", "p2p ≤15 %",
+                   "T_app mean %", "T_app median %"):
+        table.add_column(column, justify="left" if column in ("case", "segments") else "right")
+    for switched in (True, False):
+        with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+            outcomes = list(pool.map(run_switch, range(args.apps), [fit] * args.apps, [held] * args.apps,
+                                     [args.noise] * args.apps, [switched] * args.apps, [args.seed] * args.apps))
+        for segments in ("auto", "off"):
+            p2p = np.concatenate([o[segments]["p2p"] for o in outcomes])
+            total = np.concatenate([o[segments]["total"] for o in outcomes])
+            found = sum(o[segments]["found"] for o in outcomes)
+            table.add_row("eager limit crossed" if switched else "one law", segments,
+                          f"{found} of {3 * len(outcomes)}", f"{np.mean(p2p):.1f}", f"{np.median(p2p):.1f}",
+                          f"{np.mean(p2p <= 15) * 100:.0f}", f"{np.mean(total):.1f}", f"{np.median(total):.1f}")
+    console.print(table)
+
+
 def _nominal(exp: Experiment) -> Experiment:
     """The runs at the nominal clock, as a one-parameter experiment."""
     keep = exp.points[:, exp.parameters.index("f")] == 3000
@@ -145,18 +218,28 @@ def summarise(outcomes: list[Outcome], held: Sequence[int], console: Console, ti
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--apps", type=int, default=40)
-    parser.add_argument("--fit", default="4,8,16,32", help="process counts profiled (fitted)")
-    parser.add_argument("--held-out", default="64,128,256", help="process counts predicted")
+    parser.add_argument("--fit", help="process counts profiled (fitted; default 4,8,16,32, with --switch "
+                                      "2,4,…,256)")
+    parser.add_argument("--held-out", help="process counts predicted (default 64,128,256, with --switch "
+                                           "512,1024,2048)")
+    parser.add_argument("--switch", action="store_true", help="the eager/rendezvous protocol (see the docstring)")
     parser.add_argument("--noise", type=float, default=0.02)
     parser.add_argument("--seed", type=int, default=SEED)
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
     parser.add_argument("--second-clock", action="store_true", help="add a run at 2 GHz (Eq. 5 refinement)")
     parser.add_argument("--option", "-O", action="append", default=[], help="APMT option name=value")
     args = parser.parse_args(argv)
+    console = Console(width=120)
+    if args.switch:
+        start = time.perf_counter()
+        switch_accuracy(args, console)
+        console.print(f"{time.perf_counter() - start:.0f} s")
+        return 0
+    args.fit = args.fit or "4,8,16,32"
+    args.held_out = args.held_out or "64,128,256"
     fit = [int(v) for v in args.fit.split(",")]
     held = [int(v) for v in args.held_out.split(",")]
     options = parse_assignments(args.option)
-    console = Console(width=120)
     start = time.perf_counter()
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         outcomes = list(pool.map(run_app, range(args.apps), [fit] * args.apps, [held] * args.apps,

@@ -14,14 +14,25 @@
 3. **T_f interpolation**: leave one message size out of every (op, P) series and predict its t_max
    from its neighbours, linearly in bytes and in log2(1 + bytes); the median relative error decides
    :data:`pmkit.calibration.reference.BYTES_SCALE`.
+4. **T_f across the eager/rendezvous switch** (issue 21; generated, no MPI — alone with
+   ``--switch-only``): t_max base points of random Hockney laws ``α + bytes/B`` that change at an
+   eager limit (log-uniform 2 KiB … 256 KiB; sizes up to the limit eager, above it α ×2–5 and B
+   ×0.7–1.6) and one-law controls, at powers of 2 (8 B … 1 MiB, 18 sizes) and of 4 (16 B … 1 MiB,
+   9 sizes), ±1/2/5 % noise; ``T_f`` predicts 40 log-uniform sizes per series inside the range,
+   interpolated only (``segments=off``, the paper's rule), with the switch (the default), and as
+   the two lines alone.  Printed: share of predictions within 5 % and median error, over all sizes
+   and over the sizes between the base points around the eager limit; series with a switch found,
+   and the true limit inside the reported interval.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -109,14 +120,86 @@ def interpolation(data: Path) -> None:
               f"{values_array.mean():.1%}, over {len(values_array)} held-out base points")
 
 
+SWITCH_SIZES = {"2^k": 2.0 ** np.arange(3, 21), "4^k": 4.0 ** np.arange(2, 11)}
+
+
+def switch_series(rng: np.random.Generator, sizes: np.ndarray, switched: bool) -> tuple[Any, float]:
+    """A random Hockney law in bytes (seconds), changed at a random eager limit when ``switched``."""
+    alpha, bandwidth = rng.uniform(1e-6, 5e-6), rng.uniform(1e9, 1e10)
+    if not switched:
+        return (lambda b: alpha + b / bandwidth), math.nan
+    limit = 2.0 ** rng.uniform(11, 18)
+    alpha2, bandwidth2 = alpha * rng.uniform(2, 5), bandwidth * rng.uniform(0.7, 1.6)
+    return (lambda b: np.where(b <= limit, alpha + b / bandwidth, alpha2 + b / bandwidth2)), limit
+
+
+def switch_accuracy(per_case: int, seed: int) -> None:
+    from pmkit.calibration.distributions import SampleFit
+    from pmkit.calibration.reference import Group, Reference
+
+    rng = np.random.default_rng(seed)
+    print(f"{'case':<16} {'sizes':>5} {'noise':>5} {'found':>6} {'in int.':>7}   "
+          f"{'within 5% (all / gap)':^38}   {'median error (all / gap)':^38}")
+    print(f"{'':<16} {'':>5} {'':>5} {'':>6} {'':>7}   {'interp.':>12} {'switch':>12} {'lines':>12}   "
+          f"{'interp.':>12} {'switch':>12} {'lines':>12}")
+    for switched in (True, False):
+        for name, sizes in SWITCH_SIZES.items():
+            for noise in (0.01, 0.02, 0.05):
+                errors: dict[str, list[np.ndarray]] = {"interp.": [], "switch": [], "lines": []}
+                gaps: list[np.ndarray] = []
+                found = inside = 0
+                for _ in range(per_case):
+                    law, limit = switch_series(rng, sizes, switched)
+                    t = law(sizes) * (1 + rng.uniform(-noise, noise, sizes.size))
+                    groups = [Group("MPI_Send", 2, float(b), SampleFit(300, math.nan, math.nan, "empirical", float(v)))
+                              for b, v in zip(sizes, t, strict=True)]
+                    queries = 2.0 ** rng.uniform(np.log2(sizes[0]), np.log2(sizes[-1]), 40)
+                    truth = law(queries)
+                    plain = Reference(groups, {"segments": "off"})
+                    segmented = Reference(groups)
+                    switch = segmented.protocol_switches().get(("MPI_Send", 2))
+                    predicted = {"interp.": plain.t_max("MPI_Send", 2, queries)[0],
+                                 "switch": segmented.t_max("MPI_Send", 2, queries)[0]}
+                    predicted["lines"] = switch.evaluate(queries) if switch is not None else predicted["interp."]
+                    for method, values in predicted.items():
+                        errors[method].append(np.abs(values - truth) / truth)
+                    if switched:
+                        below, above = sizes[sizes <= limit].max(), sizes[sizes > limit].min()
+                        gaps.append((queries > below) & (queries < above))
+                    else:
+                        gaps.append(np.zeros(queries.size, bool))
+                    if switch is not None:
+                        found += 1
+                        inside += switched and switch.low <= limit <= switch.high
+                gap = np.concatenate(gaps)
+                print(f"{'eager/rendezvous' if switched else 'one law':<16} {name:>5} {noise:>5.0%} "
+                      f"{found / per_case:>6.0%} {(inside / found if found and switched else math.nan):>7.0%}   "
+                      + " ".join(f"{_cell(errors[m], gap, True):>12}" for m in errors) + "   "
+                      + " ".join(f"{_cell(errors[m], gap, False):>12}" for m in errors), flush=True)
+
+
+def _cell(errors: list[np.ndarray], gap: np.ndarray, within: bool) -> str:
+    """Share within 5 % (or the median error) over all predictions / over those in the switch's gap."""
+    e = np.concatenate(errors)
+    parts = [e, e[gap]] if gap.any() else [e]
+    return " / ".join(f"{(x <= 0.05).mean():.1%}" if within else f"{np.median(x):.2%}" for x in parts)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=HERE / ".kluge")
     parser.add_argument("--repetitions", type=int, default=3000)
     parser.add_argument("--processes", type=int, default=8)
     parser.add_argument("--sample", type=Path, help="a CSV op,nprocs,bytes,duration to use instead of measuring")
+    parser.add_argument("--switch-only", action="store_true", help="only section 4 (generated, no MPI)")
+    parser.add_argument("--per-case", type=int, default=50, help="series per case of section 4 (default 50)")
+    parser.add_argument("--seed", type=int, default=21)
     args = parser.parse_args()
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    if args.switch_only:
+        print("\n4. T_f across the eager/rendezvous switch (generated t_max base points)")
+        switch_accuracy(args.per_case, args.seed)
+        return 0
     print("\n1. t_max against sample size (paper §9: stable from about 200 calls)")
     if args.sample:
         from pmkit.calibration.samples import csv_samples
@@ -135,6 +218,8 @@ def main() -> int:
     acceptance(args.data)
     print("\n3. T_f: interpolating a held-out message size from its neighbours")
     interpolation(args.data)
+    print("\n4. T_f across the eager/rendezvous switch (generated t_max base points)")
+    switch_accuracy(args.per_case, args.seed)
     return 0
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -371,3 +372,64 @@ def test_an_exponential_law_is_a_function_the_views_can_use():
     assert any("exponential law" in n for n in model.notes)
     analysis = pmkit.analyse(exp, modeler="apmt", detectors=[], target={"p": 100})
     assert analysis.inputs[0].report.row("main").predicted == pytest.approx(2 * np.exp(5.0), rel=1e-6)
+
+
+# ---------------------------------------------------------------- the eager/rendezvous switch in Hockney fits
+
+SWITCH_PROCESSES = (2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+
+
+@pytest.fixture(scope="module")
+def eager_study(tmp_path_factory) -> Path:
+    """Halo messages shrink with p and cross a 256 KiB eager limit between p=64 and p=128."""
+    app = replace(default_application(), eager_limit=256 * 1024)
+    return write_study(tmp_path_factory.mktemp("eager") / "study", app, processes=SWITCH_PROCESSES)
+
+
+def _halo_time(app, p: int) -> float:
+    run = simulate(app, p, noise=0.0)
+    return sum(float(np.mean(run.values["time"][run.callpaths.index(f"main->solve->exchange_halo->{name}")]))
+               for name in ("MPI_Isend", "MPI_Irecv", "MPI_Waitall"))
+
+
+def test_hockney_fits_find_the_eager_limit_and_predict_from_its_side(eager_study):
+    app = replace(default_application(), eager_limit=256 * 1024)
+    switch_p = app.grid / (app.eager_limit / app.halo_bytes) ** 1.5  # where a message is 256 KiB
+    assert 64 < switch_p < 128
+    experiment = pmkit.read(eager_study)
+    models = pmkit.model(experiment, modeler="apmt")
+    plain = pmkit.model(experiment, modeler="apmt", segments="off")
+    fit = models.apmt.fit
+    comm = {fit.data.names[m.row]: m for m in fit.comm}
+    for name in ("MPI_Isend", "MPI_Irecv", "MPI_Waitall"):
+        assert comm[name].switch is not None and "law changes at" in comm[name].notes[-1]
+        assert {"alpha_below", "beta_above", "switch_bytes"} <= set(comm[name].coefficients)
+    assert comm["MPI_Waitall"].coefficients["alpha_above"] > 2 * comm["MPI_Waitall"].coefficients["alpha_below"]
+    assert all(m.switch is None for m in plain.apmt.fit.comm)
+    model = models.get("main->solve->exchange_halo->MPI_Waitall", "time")
+    assert model.segmented and model.change_point.parameter == "p"
+    assert model.change_point.low <= switch_p <= model.change_point.high
+    assert 64 <= model.change_point.value <= 128
+    p2p = next(row for row in models.apmt.table(4096) if row.kind == "p2p")
+    plain_p2p = next(row for row in plain.apmt.table(4096) if row.kind == "p2p")
+    truth = _halo_time(app, 4096)
+    assert p2p.target.t_comm == pytest.approx(truth, rel=0.1)
+    assert abs(plain_p2p.target.t_comm - truth) / truth > 0.3
+
+
+def test_one_law_hockney_fits_stay_one_line(tmp_path):
+    study = write_study(tmp_path / "study", processes=SWITCH_PROCESSES)
+    models = pmkit.model(pmkit.read(study), modeler="apmt")
+    plain = pmkit.model(pmkit.read(study), modeler="apmt", segments="off")
+    assert all(m.switch is None for m in models.apmt.fit.comm)
+    assert models.apmt.t_app(4096) == plain.apmt.t_app(4096)
+
+
+def test_show_says_where_the_switch_is(eager_study, capsys):
+    assert main(["show", str(eager_study), "--modeler", "apmt", "--at", "p=4096"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "MPI_Waitall: Hockney law changes at p ≈" in out and "at p=4096 the line below holds" in out
+    assert main(["show", str(eager_study), "--modeler", "apmt", "--at", "p=4096", "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    text = json.dumps(document)
+    assert "switch_bytes" in text and "Hockney law changes" in text

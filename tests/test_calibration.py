@@ -231,3 +231,92 @@ def test_calibrate_command_on_csv_says_when_it_falls_back(tmp_path, capsys):
     assert main(["calibrate", str(path)]) == 0
     out = capsys.readouterr().out
     assert "empirical" in out and "both models rejected" in out
+
+
+# ---------------------------------------------------------------- the eager/rendezvous switch in T_f
+
+
+EAGER_LIMIT = 48 * 1024
+SIZES = 2 ** np.arange(3, 21)
+
+
+def _hockney(nbytes: np.ndarray, switched: bool) -> np.ndarray:
+    """Eager up to 48 KiB (2 µs + b / 5 GB/s), rendezvous above it (20 µs + b / 8 GB/s); or one law."""
+    eager = 2e-6 + nbytes / 5e9
+    return np.where(nbytes <= EAGER_LIMIT, eager, 20e-6 + nbytes / 8e9) if switched else eager
+
+
+def _hockney_samples(switched: bool, processes: tuple[int, ...] = (2,)) -> list:
+    rng = np.random.default_rng(21)
+    return [("MPI_Send", p, float(b), float(_hockney(np.array(b), switched)) + 1e-8 * rng.poisson(4.0, 200))
+            for p in processes for b in SIZES]
+
+
+def test_t_f_finds_the_eager_limit_and_uses_the_law_beyond_it():
+    reference = calibrate(_hockney_samples(True, (2, 4)), window=1e-8)
+    switches = reference.protocol_switches()
+    assert set(switches) == {("MPI_Send", 2), ("MPI_Send", 4)}
+    switch = switches[("MPI_Send", 2)]
+    assert switch.low <= EAGER_LIMIT < switch.high and switch.gap == (32 * 1024, 64 * 1024)
+    assert switch.below.per_byte == pytest.approx(1 / 5e9, rel=0.05)
+    assert switch.above.latency == pytest.approx(20e-6, rel=0.1) and switch.above.per_byte == pytest.approx(1 / 8e9,
+                                                                                                        rel=0.05)
+    sizes = np.array([50e3, 56e3, 62e3])  # rendezvous, between the last eager and the first rendezvous base point
+    truth = _hockney(sizes, True) + 4e-8
+    segmented, clamped = reference.t_max("MPI_Send", 3, sizes)
+    plain = calibrate(_hockney_samples(True, (2, 4)), window=1e-8, segments="off")
+    assert plain.protocol_switches() == {} and plain.settings["segments"] == "off"
+    interpolated, _ = plain.t_max("MPI_Send", 3, sizes)
+    assert not clamped.any()
+    np.testing.assert_allclose(segmented, truth, rtol=0.03)
+    assert (np.abs(interpolated - truth) / truth).max() > 0.2
+    on_points, _ = reference.t_max("MPI_Send", 2, SIZES.astype(float))
+    np.testing.assert_array_equal(on_points, plain.t_max("MPI_Send", 2, SIZES.astype(float))[0])
+
+
+def test_t_f_of_one_law_has_no_switch():
+    reference = calibrate(_hockney_samples(False), window=1e-8)
+    assert reference.protocol_switches() == {}
+    sizes = np.geomspace(8, 2 ** 20, 50)
+    np.testing.assert_array_equal(reference.t_max("MPI_Send", 2, sizes)[0],
+                                  calibrate(_hockney_samples(False), window=1e-8, segments="off")
+                                  .t_max("MPI_Send", 2, sizes)[0])
+
+
+def test_the_file_carries_the_switch_and_old_files_stay_readable(tmp_path):
+    reference = calibrate(_hockney_samples(True), window=1e-8)
+    path = tmp_path / "ref.json"
+    reference.save(path)
+    document = json.loads(path.read_text())
+    assert document["schema"] == "pmkit.calibration/2"
+    [entry] = document["switches"]
+    assert entry["op"] == "MPI_Send" and entry["nprocs"] == 2 and entry["low"] <= EAGER_LIMIT < entry["high"]
+    assert set(entry["below"]) == {"latency", "per_byte", "measured"}
+    loaded = Reference.load(path)
+    assert loaded.switches == reference.protocol_switches()
+    sizes = np.array([100e3])
+    assert loaded.t_max("MPI_Send", 2, sizes)[0] == pytest.approx(reference.t_max("MPI_Send", 2, sizes)[0])
+    del document["switches"]
+    document["schema"] = "pmkit.calibration/1"
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps(document))
+    from_old = Reference.load(old)
+    assert from_old.switches is None and from_old.protocol_switches() == reference.protocol_switches()
+    document["schema"] = "pmkit.calibration/2"
+    document["switches"] = [{"op": "MPI_Send", "nprocs": 2, "change": "many"}]
+    (tmp_path / "bad.json").write_text(json.dumps(document))
+    with pytest.raises(InputError, match="switch 1 is incomplete"):
+        Reference.load(tmp_path / "bad.json")
+
+
+def test_calibrate_command_shows_the_switch(tmp_path, capsys):
+    from pmkit.cli import main
+
+    path = tmp_path / "hockney.csv"
+    path.write_text("op,nprocs,bytes,duration\n" + "".join(
+        f"{op},{p},{int(b)},{float(t)!r}\n" for op, p, b, times in _hockney_samples(True) for t in times))
+    assert main(["calibrate", str(path), "--window", "1e-8"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "MPI_Send P=2: law changes at ≈" in out and "(32 KiB … " in out and "segments auto" in out
+    assert main(["calibrate", str(path), "--window", "1e-8", "--segments", "off"]) == 0
+    assert "law changes" not in capsys.readouterr().out

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 
+import numpy as np
 import pytest
 
 import pmkit
@@ -151,3 +152,35 @@ def test_plot_usage_and_a_missing_matplotlib(studies, pmkit_cli, tmp_path, monke
     assert missing.stderr.strip().splitlines() == [
         "error: plotting needs matplotlib, which is not installed: pip install 'pmkit-hpc[plot]'"]
     assert not (tmp_path / "x.png").exists()
+
+
+def _falling_study(slope: float) -> pmkit.Experiment:
+    """Per-process times of a strong-scaling code: a kernel that falls as 1/p, one that grows with p."""
+    from pmkit.experiment import CallTree, Experiment, Metric
+
+    tree = CallTree()
+    for path in ("main", "main->solve", "main->MPI_Allreduce"):
+        tree.add(path)
+    p = np.array([8.0, 16, 32, 64, 128, 256])
+    values = np.stack([np.full(p.size, 0.01), 0.05 + slope / p, 1e-3 + 1e-5 * p])
+    return Experiment(("p",), p[:, None], tree, (Metric("time", "sec"),),
+                      {"time": np.repeat(values[:, :, None], 2, axis=2)})
+
+
+def test_compare_words_falling_laws_as_show_does():
+    from rich.console import Console
+
+    from pmkit.ui.compare import render_comparison
+
+    comparison = pmkit.compare(("before", _falling_study(100.0)), ("after", _falling_study(50.0)))
+    console = Console(width=120, record=True, color_system=None)
+    render_comparison(console, comparison)
+    text = console.export_text()
+    assert "falls as 1/p" in text and "decreasing" not in text
+    narrow = Console(width=80, record=True, color_system=None)
+    render_comparison(narrow, comparison)
+    assert all(len(line) <= 80 for line in narrow.export_text().splitlines())
+    from pmkit.ui.markdown_report import markdown_comparison
+
+    markdown = markdown_comparison(comparison)
+    assert "falls as 1/p" in markdown and "decreasing" not in markdown

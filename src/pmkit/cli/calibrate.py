@@ -42,6 +42,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--critical", choices=("exact", "paper"), default="exact",
                    help="χ² critical values: exact (scipy) or as the paper: tables up to 30 degrees of freedom, "
                         "Wilson–Hilferty above (default exact)")
+    p.add_argument("--segments", choices=("auto", "off"), default="auto",
+                   help="test each (operation, P) series of 8+ sizes for a change of law in bytes (the eager/"
+                        "rendezvous switch) and use the law that holds between sizes (default auto)")
     p.add_argument("--reader", metavar="NAME", help="reader of a trace INPUT (default: the one that recognises it)")
     p.add_argument("--out", metavar="FILE", type=Path, help="write the reference (JSON) to FILE")
     p.add_argument("--json", action="store_true", help="print the reference as JSON instead of a table")
@@ -88,7 +91,8 @@ def run_calibrate(args: argparse.Namespace) -> int:
             ticks = max((float(run.get("timer_resolution", 0)) for run in events.runs), default=0.0)
             resolution = 1.0 / ticks if ticks > 0 else None
     reference = calibrate(samples, q_max=args.q_max, alpha=args.alpha, window=args.window,
-                          resolution=resolution or 1e-9, critical=args.critical, source=str(args.path))
+                          resolution=resolution or 1e-9, critical=args.critical, source=str(args.path),
+                          segments=args.segments)
     if args.out is not None:
         write_json(reference.to_json(), args.out, [args.path])
     if args.json:

@@ -53,7 +53,7 @@ from pmkit.modelers.apmt_laws import Combination, law
 from pmkit.modelers.apmt_model import ApmtFit, Settings, fit_model
 from pmkit.modelers.apmt_profile import MachineProfile, load_profile
 from pmkit.modelers.apmt_result import ApmtResult, HeldOut, Validation
-from pmkit.models import Model, ModelSet, Quality
+from pmkit.models import ChangePoint, Model, ModelSet, Quality, Segment
 from pmkit.options import Option
 from pmkit.series import SeriesBatch
 
@@ -90,6 +90,9 @@ OPTIONS: tuple[Option, ...] = (
            "laws (hits), or the stall-cycle law, BF_mem(p)·T_mem(p) = T_stall(p) (stalls)", choices=("hits", "stalls")),
     Option("refine", bool, True, "use a run at a second clock to refine CPI_core and BF_mem (CPI = CPI_core + "
            "BF_mem·T_mem at two clocks)"),
+    Option("segments", str, "auto", "test point-to-point Hockney fits of 8+ runs for a change of law in bytes (the "
+           "eager/rendezvous switch) and predict from the side that holds (auto), or fit one line (off)",
+           choices=("auto", "off")),
     Option("holdout", int, 1, "largest scales left out of a second fit to validate the model (closed loop)"),
     Option("accuracy", float, 15.0, "target mean error (%) of the closed-loop validation"),
     Option("totals", bool, False, "counters and time are totals over all processes (perf stat of mpirun): "
@@ -119,10 +122,11 @@ class ApmtOptions:
     accuracy: float = 15.0
     totals: bool = False
     measure: str = "mean"
+    segments: str = "auto"
 
     def settings(self) -> Settings:
         return Settings(self.threshold, self.nonscalable_share, self.min_r2, self.relative, self.flat, self.margin,
-                        self.bf_comm, self.refine, self.memory)
+                        self.bf_comm, self.refine, self.memory, self.segments)
 
 
 class ApmtModelSet(ModelSet):
@@ -290,11 +294,15 @@ def _model_set(batch: SeriesBatch, experiment: Experiment, data: StudyData, resu
         found = composite.get(callpath) if metric == data.time_metric else None
         if found is not None and result is not None:
             combination, note = found
-            function = combination.scaled(1.0 / data.time_factor).function(result.fit.fits, parameter,
-                                                                            batch.parameters)
-            fitted = np.asarray(function.evaluate(data.points), dtype=float)
+            combination = combination.scaled(1.0 / data.time_factor)
+            fits = result.fit.fits
+            segments, change = _segments_in_scale(combination, fits, data.x, parameter, batch.parameters)
+            function = (segments[-1].function if segments else
+                        combination.function(fits, parameter, batch.parameters))
+            fitted = np.asarray(combination.evaluate(fits, data.x), dtype=float)
             return Model(callpath, metric, function, _quality(measured, fitted, None), NAME, _options(options),
-                         tuple([note, *series_notes, *_exponential_note(function)]), int(np.isfinite(measured).sum()))
+                         tuple([note, *series_notes, *_exponential_note(function)]), int(np.isfinite(measured).sum()),
+                         segments=segments, change_point=change)
         if own.points[i] == 0:
             return Model(callpath, metric, None, Quality(), NAME, _options(options), ("no measured values: no model",),
                          0)
@@ -307,6 +315,21 @@ def _model_set(batch: SeriesBatch, experiment: Experiment, data: StudyData, resu
 
     return ApmtModelSet(batch.parameters, count=len(batch), make=make, apmt=result, notes=notes,
                         time_metric=data.time_metric, time_factor=data.time_factor, totals=options.totals)
+
+
+def _segments_in_scale(combination: Combination, fits: LawFits, x: np.ndarray, parameter: str,
+                       parameters: Sequence[str]) -> tuple[tuple[Segment, ...], ChangePoint | None]:
+    """A combination with a switch in bytes as a segmented model of the scale: where its bytes law
+    crosses the switch (:meth:`~pmkit.modelers.apmt_laws.Switch.in_scale`), and the law of each side."""
+    found = combination.switches[0].in_scale(fits, x) if combination.switches else None
+    if found is None:
+        return (), None
+    change, low, high = found
+    sides = ((x.min(), -math.inf, change, x[x < change]), (x.max(), change, math.inf, x[x >= change]))
+    segments = tuple(Segment(combination.function(fits, parameter, parameters, at=float(at)), start, end,
+                             (float(side.min()), float(side.max())) if side.size else (math.nan, math.nan))
+                     for at, start, end, side in sides)
+    return segments, ChangePoint(parameter, change, low, high)
 
 
 def _nominal_columns(batch: SeriesBatch, data: StudyData) -> np.ndarray:

@@ -7,6 +7,8 @@ such a sum over the rows of a :class:`~pmkit.fitting.laws.LawFits`, evaluates it
 a :class:`~pmkit.pmnf.Function` for pmkit's views.  The paper's exponential law is not PMNF:
 functions that contain one are :class:`ExponentialFunction`, a PMNF part plus ``a·e^(b·x)·log2(x)^j``
 terms; pmkit's growth classes see only the PMNF part (the notes of such a model say so).
+A :class:`Switch` is a sum that changes at a threshold of another law: Hockney's model of a
+point-to-point call path whose bytes cross MPI's eager limit (below it one line, above it another).
 """
 
 from __future__ import annotations
@@ -89,15 +91,68 @@ class Piece:
 
 
 @dataclass(frozen=True)
+class Switch:
+    """``below`` where the law ``regressor`` is under ``at``, ``above`` elsewhere; ``low`` … ``high``
+    bound the values of ``regressor`` the change may lie at."""
+
+    regressor: int
+    at: float
+    below: Combination
+    above: Combination
+    low: float = math.nan
+    high: float = math.nan
+
+    def holds(self, fits: LawFits, x: np.ndarray | float) -> np.ndarray:
+        """Whether ``above`` holds at each ``x``."""
+        return np.atleast_1d(fits.evaluate(x)[self.regressor] >= self.at)
+
+    def in_scale(self, fits: LawFits, x: np.ndarray) -> tuple[float, float, float] | None:
+        """Where (and within which bounds) the law ``regressor`` crosses ``at`` (``low``, ``high``)
+        between the smallest and the largest ``x``: the scale at which the switch happens; None when
+        it does not cross there.  Bounds it does not cross in that range are clamped to it."""
+        x = np.asarray(x, dtype=float)
+        if x.size < 2 or not np.isfinite(x).all():
+            return None
+        grid = np.geomspace(x.min(), x.max(), 1024) if x.min() > 0 else np.linspace(x.min(), x.max(), 1024)
+        regressor = fits.evaluate(grid)[self.regressor]
+
+        def crossing(threshold: float) -> float | None:
+            above = regressor >= threshold
+            flips = np.flatnonzero(above[1:] != above[:-1])
+            if flips.size == 0:
+                return None
+            i = int(flips[0])
+            return float(np.sqrt(grid[i] * grid[i + 1])) if grid[i] > 0 else float((grid[i] + grid[i + 1]) / 2)
+
+        change = crossing(self.at)
+        if change is None:
+            return None
+        bounds = [change]
+        for threshold in (self.low, self.high):
+            if math.isfinite(threshold):
+                found = crossing(threshold)
+                nearer_start = abs(regressor[0] - threshold) < abs(regressor[-1] - threshold)
+                bounds.append(found if found is not None else float(grid[0] if nearer_start else grid[-1]))
+        return change, min(bounds), max(bounds)
+
+    def scaled(self, factor: float) -> Switch:
+        return Switch(self.regressor, self.at, self.below.scaled(factor), self.above.scaled(factor), self.low,
+                      self.high)
+
+
+@dataclass(frozen=True)
 class Combination:
-    """``constant + Σ pieces``: a sum of scaled laws (all rows of one :class:`LawFits`)."""
+    """``constant + Σ pieces + Σ switches``: a sum of scaled laws (all rows of one :class:`LawFits`)."""
 
     constant: float = 0.0
     pieces: tuple[Piece, ...] = field(default_factory=tuple)
+    switches: tuple[Switch, ...] = field(default_factory=tuple)
 
     def evaluate(self, fits: LawFits, x: np.ndarray | float) -> np.ndarray:
         x = np.atleast_1d(np.asarray(x, dtype=float))
         out = np.full(len(x), float(self.constant))
+        for switch in self.switches:
+            out = out + np.where(switch.holds(fits, x), switch.above.evaluate(fits, x), switch.below.evaluate(fits, x))
         if not self.pieces:
             return out
         values = fits.evaluate(x)
@@ -111,17 +166,30 @@ class Combination:
 
     def scaled(self, factor: float) -> Combination:
         return Combination(self.constant * factor,
-                           tuple(Piece(p.coefficient * factor, p.law, p.log) for p in self.pieces))
+                           tuple(Piece(p.coefficient * factor, p.law, p.log) for p in self.pieces),
+                           tuple(s.scaled(factor) for s in self.switches))
 
     def __add__(self, other: Combination) -> Combination:
-        return Combination(self.constant + other.constant, self.pieces + other.pieces)
+        return Combination(self.constant + other.constant, self.pieces + other.pieces, self.switches + other.switches)
 
     @property
     def empty(self) -> bool:
-        return self.constant == 0 and not self.pieces
+        return self.constant == 0 and not self.pieces and not self.switches
 
-    def function(self, fits: LawFits, parameter: str, parameters: Sequence[str]) -> Function:
-        """The sum as one function of ``parameters`` (terms in ``parameter`` only), like terms merged."""
+    def at(self, fits: LawFits, x: float) -> Combination:
+        """The sum without switches: each switch replaced by the side that holds at ``x``."""
+        out = Combination(self.constant, self.pieces)
+        for switch in self.switches:
+            out = out + (switch.above if bool(switch.holds(fits, x)[0]) else switch.below)
+        return out
+
+    def function(self, fits: LawFits, parameter: str, parameters: Sequence[str], at: float | None = None) -> Function:
+        """The sum as one function of ``parameters`` (terms in ``parameter`` only), like terms merged;
+        each switch contributes the side that holds at ``parameter`` = ``at`` (required with switches)."""
+        if self.switches:
+            if at is None:
+                raise ValueError("a combination with switches needs the point where its function holds (at=)")
+            return self.at(fits, at).function(fits, parameter, parameters)
         constant = float(self.constant)
         terms: dict[tuple[Fraction, Fraction], float] = {}
         exponentials: list[tuple[float, float, int]] = []

@@ -23,7 +23,12 @@ the communication models, and ``T_app`` — fitted on a chosen subset of the run
   Fig. 10 says — its Eq. 6 prints the two names the other way round), and ``T_i =
   instructions·CPI_core/f + BF_mem·T_mem(p)``.
 * **Communication** (§3.3): point-to-point call paths by Hockney, ``t = α + β·s_tot`` with the call
-  path's bytes (waits without bytes take the point-to-point total); collectives per call,
+  path's bytes (waits without bytes take the point-to-point total).  With 8 or more runs the line is
+  tested for a change of law in bytes — MPI's eager/rendezvous switch, crossed as strong scaling
+  shrinks the messages — by :func:`pmkit.modelers.hockney.fit_switch`; where one is found the model
+  is two Hockney lines and a :class:`~pmkit.modelers.apmt_laws.Switch` at the change, and a
+  prediction takes the line of the side its bytes (the bytes law at the target) fall on
+  (bench/README.md §10: ``python bench/apmt_accuracy.py --switch``).  Collectives per call,
   ``t/n = a·log2(P) + b·s + c`` with the average message size ``s``, times the calls ``n(p)``.
 * ``T_others``: what the measured total holds beyond kernels and communication (MPI set-up, I/O),
   as a law of the scale.  ``BF_comm`` is an option (1 for bulk-synchronous codes, as the paper finds
@@ -39,8 +44,9 @@ import numpy as np
 
 from pmkit.fitting.laws import LawFits, fit_laws
 from pmkit.modelers.apmt_data import StudyData
-from pmkit.modelers.apmt_laws import Combination, Piece, law
+from pmkit.modelers.apmt_laws import Combination, Piece, Switch, law
 from pmkit.modelers.apmt_profile import HIT_ROLES, LEVELS, MachineProfile
+from pmkit.modelers.hockney import HockneyLine, ProtocolSwitch, fit_switch
 
 KERNEL_ROLES = ("instructions", "cycles", "stall_cycles", "computation_cycles", "time", *HIT_ROLES.values())
 
@@ -105,6 +111,7 @@ class CommModel:
     laws: dict[str, int] = field(default_factory=dict)
     measured: np.ndarray | None = None
     notes: list[str] = field(default_factory=list)
+    switch: ProtocolSwitch | None = None
 
 
 @dataclass
@@ -160,6 +167,7 @@ class Settings:
     bf_comm: float = 1.0
     refine: bool = True
     memory: str = "hits"
+    segments: str = "auto"
 
     def law_options(self) -> dict[str, Any]:
         return {"min_r2": self.min_r2, "relative": self.relative, "flat": self.flat, "margin": self.margin}
@@ -173,7 +181,7 @@ def fit_model(data: StudyData, columns: np.ndarray, settings: Settings, profile:
     notes: list[str] = []
     kernels = _kernels(data, columns, seconds, settings, notes)
     pending = [_kernel_series(data, columns, seconds, kernel, book, profile) for kernel in kernels]
-    comm, comm_pending = _comm_series(data, columns, seconds, book)
+    comm, comm_pending = _comm_series(data, columns, seconds, book, settings.segments)
     total = _nansum(seconds, axis=0)
     kernel_time = sum((_nansum(seconds[k.rows], axis=0) for k in kernels), np.zeros(len(columns)))
     comm_time = _nansum(seconds[[m.row for m in comm]], axis=0) if comm else np.zeros(len(columns))
@@ -377,8 +385,8 @@ def _refine(kernel: KernelModel, refinement: Any, columns: np.ndarray, data: Stu
     kernel.mem = kernel.t_mem.scaled(bf)
 
 
-def _comm_series(data: StudyData, columns: np.ndarray, seconds: np.ndarray,
-                 book: LawBook) -> tuple[list[CommModel], list[Any]]:
+def _comm_series(data: StudyData, columns: np.ndarray, seconds: np.ndarray, book: LawBook,
+                 segments: str = "auto") -> tuple[list[CommModel], list[Any]]:
     """Communication call paths' series in the book, and the steps that fit their models after it."""
     models: list[CommModel] = []
     steps: list[Any] = []
@@ -400,7 +408,7 @@ def _comm_series(data: StudyData, columns: np.ndarray, seconds: np.ndarray,
         else:
             regressor, bytes_row, which = None, None, ""
         models.append(model)
-        steps.append(_hockney_step(model, regressor, bytes_row, time_row, which))
+        steps.append(_hockney_step(model, regressor, bytes_row, time_row, which, segments))
     coll_rows = np.nonzero(data.kinds == "collective")[0]
     ones = None
     for row in coll_rows:
@@ -428,12 +436,25 @@ def _varies(values: np.ndarray | None) -> bool:
 
 
 def _hockney_step(model: CommModel, regressor: np.ndarray | None, bytes_row: int | None, time_row: int | None,
-                  which: str) -> Any:
+                  which: str, segments: str = "auto") -> Any:
     def finish() -> None:
         t = model.measured
         assert t is not None
         if regressor is not None and bytes_row is not None:
             ok = np.isfinite(t) & np.isfinite(regressor)
+            switch = fit_switch(regressor[ok], t[ok], segments=segments)
+            if switch is not None:
+                model.switch = switch
+                model.coefficients = {"alpha_below": switch.below.latency, "beta_below": switch.below.per_byte,
+                                      "alpha_above": switch.above.latency, "beta_above": switch.above.per_byte,
+                                      "switch_bytes": switch.change, "switch_low": switch.low,
+                                      "switch_high": switch.high}
+                model.time = Combination(switches=(Switch(bytes_row, switch.change, _line(switch.below, bytes_row),
+                                                          _line(switch.above, bytes_row), switch.low, switch.high),))
+                model.laws["bytes"] = bytes_row
+                model.notes.append(f"Hockney t = α + β·bytes with {which}; {switch.text()} (bytes per process "
+                                   "and run)")
+                return
             if ok.sum() >= 2:
                 design = np.stack([np.ones(ok.sum()), regressor[ok]], axis=1)
                 (alpha, beta), *_ = np.linalg.lstsq(design, t[ok], rcond=None)
@@ -451,6 +472,10 @@ def _hockney_step(model: CommModel, regressor: np.ndarray | None, bytes_row: int
             model.time = law(time_row)
             model.laws["time"] = time_row
     return finish
+
+
+def _line(line: HockneyLine, bytes_row: int) -> Combination:
+    return Combination(line.latency, (Piece(line.per_byte, bytes_row),))
 
 
 def _collective_step(model: CommModel, x: np.ndarray, t: np.ndarray, visits: np.ndarray | None,

@@ -272,7 +272,7 @@ def contributed_tables(result: ApmtResult, target: Mapping[str, float] | float |
              f"{parameter}={result.reference:g} (measured {result.measured_total():.4g} s), {result.t_app(then):.4g} s "
              f"at {parameter}={then:g}; memory is BF_mem·T_mem, the part of T_mem not hidden by computation",
              f"clock {result.data.frequency_hz / 1e9:.3g} GHz ({result.data.frequency_source}); BF_comm "
-             f"{result.fit.bf_comm:g}; profile {result.profile.source}", *result.notes)
+             f"{result.fit.bf_comm:g}; profile {result.profile.source}", *switch_notes(result, then), *result.notes)
     tables = [ContributedTable(f"APMT kernels at {parameter}={result.reference:g} (largest measured)", columns,
                                rows("now"), units, keys),
               ContributedTable(f"APMT kernels at {parameter}={then:g} (target)", columns, rows("target"), units,
@@ -285,6 +285,24 @@ def contributed_tables(result: ApmtResult, target: Mapping[str, float] | float |
             tuple((f"{parameter}={h.x:g}", h.measured, h.predicted, round(h.error, 1)) for h in validation.held_out),
             ("", "s", "s", ""), (parameter, "measured", "predicted", "error_percent"), (validation.advice,)))
     return tables
+
+
+def switch_notes(result: ApmtResult, target: float) -> list[str]:
+    """Per point-to-point call path whose Hockney law changes in bytes (eager/rendezvous): where, in
+    bytes and in the scale, each side's line, and which side holds at ``target``."""
+    fit, parameter = result.fit, result.parameter
+    out = []
+    for model in fit.comm:
+        if model.switch is None or not model.time.switches:
+            continue
+        switch = model.time.switches[0]
+        scale = switch.in_scale(fit.fits, fit.x)
+        where = f" at {parameter} ≈ {scale[0]:.3g} ({scale[1]:.3g} … {scale[2]:.3g})" if scale else ""
+        side = "above" if bool(switch.holds(fit.fits, target)[0]) else "below"
+        out.append(f"{result.data.callpaths[model.row]}: Hockney law changes{where}, bytes per process and run "
+                   f"{model.switch.where()} — {model.switch.below.text()} below, {model.switch.above.text()} above; "
+                   f"at {parameter}={target:g} the line {side} holds")
+    return out
 
 
 def _law_text(fit: ApmtFit, row: int, parameter: str) -> str:

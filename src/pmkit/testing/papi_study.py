@@ -17,7 +17,9 @@ The model behind the numbers (the truth a benchmark compares with):
 * its time is ``I·CPI_core/f + BF_mem·Σ hits·latency`` and its stall cycles ``BF_mem·Σ hits·latency·f``
   plus a few non-memory stalls; cycles are time × f;
 * halo exchange by ``MPI_Isend``/``MPI_Irecv``/``MPI_Waitall``: Hockney ``n·α + bytes/B`` with a
-  surface of ``(N/p)^(2/3)`` per neighbour; an ``MPI_Allreduce`` per step costing
+  surface of ``(N/p)^(2/3)`` per neighbour; messages larger than ``eager_limit`` (none by default)
+  go by rendezvous, with ``rendezvous_alpha`` times the latency and ``rendezvous_bandwidth`` times
+  the bandwidth; an ``MPI_Allreduce`` per step costing
   ``a·log2(p) + b·s + c``; an ``MPI_Bcast`` of the input; ``MPI_Init`` growing slowly with p;
 * a serial part that does not shrink with p (a non-scalable kernel), and small functions;
 * times (and cycles, stalls) of every call path vary from run to run by ±``noise`` (uniform) and
@@ -87,6 +89,9 @@ class Application:
     init: tuple[float, float] = (0.05, 0.002)
     small: int = 6
     imbalance: float = 0.02
+    eager_limit: float = math.inf
+    rendezvous_alpha: float = 4.0
+    rendezvous_bandwidth: float = 1.5
 
     def callpaths(self) -> list[str]:
         paths = ["main", "main->MPI_Init", "main->read_input", "main->read_input->MPI_Bcast", "main->solve"]
@@ -216,9 +221,12 @@ def simulate(app: Application, p: int, *, noise: float = 0.02, frequency_ghz: fl
     surface = (app.grid / p) ** (2 / 3) * app.halo_bytes
     messages = 6 * app.steps
     halo_bytes = messages * surface
-    wait = halo_bytes / app.bandwidth * ranks / ranks.mean() + app.alpha * messages * 0.5
-    mpi("main->solve->exchange_halo->MPI_Isend", app.alpha * messages, messages, out=halo_bytes)
-    mpi("main->solve->exchange_halo->MPI_Irecv", 0.2 * app.alpha * messages, messages, into=halo_bytes)
+    rendezvous = surface > app.eager_limit
+    alpha = app.alpha * (app.rendezvous_alpha if rendezvous else 1.0)
+    bandwidth = app.bandwidth * (app.rendezvous_bandwidth if rendezvous else 1.0)
+    wait = halo_bytes / bandwidth * ranks / ranks.mean() + alpha * messages * 0.5
+    mpi("main->solve->exchange_halo->MPI_Isend", alpha * messages, messages, out=halo_bytes)
+    mpi("main->solve->exchange_halo->MPI_Irecv", 0.2 * alpha * messages, messages, into=halo_bytes)
     mpi("main->solve->exchange_halo->MPI_Waitall", wait, app.steps)
     a, b, c = app.allreduce
     per_call = a * math.log2(p) + b * app.allreduce_bytes + c

@@ -20,7 +20,8 @@ def _bytes(value: float) -> str:
 
 
 def calibration_table(reference: Reference, *, title: str | None = None) -> RenderableType:
-    """The groups of ``reference`` (op, P, bytes, n, model, χ², t_max) and the notes below them.
+    """The groups of ``reference`` (op, P, bytes, n, model, χ², t_max), its changes of law in bytes
+    (the eager/rendezvous switch) and the notes below them.
 
     The χ² column is the kept model's statistic (or the better of two rejected ones) against its
     critical value.  A group whose models were both rejected shows ``empirical`` in yellow with a
@@ -46,11 +47,13 @@ def calibration_table(reference: Reference, *, title: str | None = None) -> Rend
         table.add_row(Text(group.op), str(group.nprocs), _bytes(group.nbytes), str(group.fit.n), model, chi2,
                       format_value(group.t_max, "s"))
     lines: list[RenderableType] = [table]
+    for (op, nprocs), switch in sorted(reference.protocol_switches().items()):
+        lines.append(Text(f"{op} P={nprocs}: {switch.text()}", style="cyan"))
     settings = reference.settings
     window = settings.get("window")
     lines.append(Text(f"q_max {settings.get('q_max')} · α {settings.get('alpha')} · window "
                       f"{window if window == 'auto' else format_value(float(window), 's')} · critical values "
-                      f"{settings.get('critical')}", style="dim"))
+                      f"{settings.get('critical')} · segments {settings.get('segments', 'auto')}", style="dim"))
     for note in reference.notes:
         lines.append(Text(f"note: {note}", style="yellow"))
     by_note: dict[str, list[str]] = {}

@@ -19,8 +19,9 @@ from pmkit.analysis import InputAnalysis
 from pmkit.comparison import CallpathComparison, Comparison
 from pmkit.names import display_names, display_path, printable
 from pmkit.scaling import CallpathScaling
-from pmkit.ui.call_tree import growth_text, model_pieces, target_header, value_text
+from pmkit.ui.call_tree import model_pieces, target_header, value_text
 from pmkit.ui.detail import detail_view
+from pmkit.ui.growth_column import growth_cell, widest_piece, wrap_growth
 from pmkit.ui.layout import Column, Piece, one_line, widest, wrap
 from pmkit.ui.layout import table as layout_table
 from pmkit.ui.quantities import format_change, format_point, format_share, format_signed_value, format_value
@@ -103,7 +104,7 @@ class ComparisonTable:
             columns.append(Column("models", lambda w: [wrap(m, w) for m in models], max(map(one_line, models)),
                                   minimum=max(map(widest, models)), want=0, drop=1, grow=1))
         columns += [
-            fixed_column("growth\nA → B", [_growth_change(row) for row in self.rows], justify="left"),
+            _growth_column([_growth_change(comparison, row) for row in self.rows]),
             fixed_column(f"A\n{header}", [_value(row.a, a_unit) for row in self.rows], drop=3),
             fixed_column(f"B\n{header}", [_value(row.b, b_unit) for row in self.rows], drop=4),
             fixed_column("change" if comparison.comparable else "share\nchange", change),
@@ -111,7 +112,8 @@ class ComparisonTable:
         ]
         caption = ""
         if self.legend:
-            caption = "growth A → B: the growth class on each side, one when the same; change: B − A at the target" \
+            caption = "growth A → B: each side's growth as pmkit show words it, one when the same; change: B − A " \
+                "at the target" \
                 + ("" if comparison.comparable else ", in points of each side's predicted total")
         return layout_table(columns, width, title=self.title, caption=caption)
 
@@ -126,17 +128,39 @@ def _value(row: CallpathScaling | None, unit: str) -> Text:
     return Text("–", style="dim") if row is None else value_text(row.predicted, unit)
 
 
-def _growth_change(row: CallpathComparison) -> Text:
-    """``p → log p`` in the two growth colours, or one class when both sides share it."""
-    sides = [growth_text(side) if side is not None else Text("absent", style="dim") for side in (row.a, row.b)]
+def _growth_change(comparison: Comparison, row: CallpathComparison) -> tuple[Text, Text | None]:
+    """Each side's growth in ``pmkit show``'s words (:func:`~pmkit.ui.growth_column.growth_cell`: a growth
+    class, or how a falling law behaves), in their colours; B is None when both sides read the same."""
+    sides = [growth_cell(side, result.report) if side is not None else Text("absent", style="dim")
+             for side, result in ((row.a, comparison.a), (row.b, comparison.b))]
     if sides[0].plain == sides[1].plain:
-        return sides[0]
-    text = sides[0]
-    text.append(" → ")
-    text.append_text(sides[1])
+        return sides[0], None
     if row.class_change:
-        text.stylize("bold")
-    return text
+        for side in sides:
+            side.stylize("bold")
+    return sides[0], sides[1]
+
+
+def _growth_column(cells: list[tuple[Text, Text | None]]) -> Column:
+    """``A → B`` on one line where it fits, else A, then ``→ B`` below, each broken between its words."""
+    def joined(a: Text, b: Text | None) -> Text:
+        return a.copy() if b is None else Text.assemble(a, " → ", b)
+
+    def laid_out(width: int) -> list[Text]:
+        out = []
+        for a, b in cells:
+            line = joined(a, b)
+            if line.cell_len <= width or b is None:
+                out.append(line if line.cell_len <= width else wrap_growth(a, width))
+                continue
+            out.append(Text.assemble(wrap_growth(a, width), "\n→ ", wrap_growth(b, max(1, width - 2))))
+        return out
+
+    texts = [joined(a, b) for a, b in cells]
+    minimum = max((max(widest_piece(a.plain), widest_piece(b.plain) + 2 if b is not None else 0) for a, b in cells),
+                  default=1)
+    return Column("growth\nA → B", laid_out, max((t.cell_len for t in texts), default=1), minimum=minimum,
+                  want=max((t.cell_len for t in texts), default=1), grow=3)
 
 
 def _change_text(comparison: Comparison, row: CallpathComparison) -> Text:

@@ -58,10 +58,6 @@ def _model(row) -> str:
     return _code((row.law or row.model.function).pretty_text(3)) + (f" ({marker})" if marker else "")
 
 
-def _growth(row) -> str:
-    return "–" if row.growth_class is None or not row.has_model else printable(row.growth_class.label)
-
-
 def _trend(row, report: ScalingReport) -> str:
     """The growth column as the terminal writes it (:func:`pmkit.ui.growth_column.growth_cell`)."""
     return growth_cell(row, report).plain
@@ -284,7 +280,7 @@ def markdown_comparison(comparison: Comparison, *, min_share: float = 0.01, top:
             cells = [_code(display_path(tree, tree.index(row.callpath), names[n]))]
             if models:
                 cells += [_model(row.a) if row.a is not None else "–", _model(row.b) if row.b is not None else "–"]
-            growth = [_growth(s) if s is not None else "absent" for s in (row.a, row.b)]
+            growth = [_trend(s, r.report) if s is not None else "absent" for s, r in ((row.a, a), (row.b, b))]
             change = comparison.change(row)
             cells += [growth[0] if growth[0] == growth[1] else f"{growth[0]} → {growth[1]}",
                       format_value(row.a.predicted, a.report.unit) if row.a is not None else "–",
