@@ -30,6 +30,7 @@ OUTPUT = Path(__file__).resolve().with_name("api.md")
 
 MODULES: tuple[tuple[str, str], ...] = (
     ("pmkit.sdk", "The SDK verbs"),
+    ("pmkit.executors", "Where reading and modeling tasks run: in-process, processes, Dask"),
     ("pmkit.comparison", "Comparing two studies"),
     ("pmkit.experiment", "Experiments and how readers build them"),
     ("pmkit.series", "What a modeler receives"),
@@ -46,6 +47,7 @@ MODULES: tuple[tuple[str, str], ...] = (
     ("pmkit.testing.plugins", "Test helpers for plugin authors"),
     ("pmkit.testing.extrap_inputs", "Extra-P input files written by code"),
     ("pmkit.testing.taint_files", "Perf-Taint output written by code"),
+    ("pmkit.testing.identity", "Checking that two experiments or model sets are identical"),
 )
 """The modules documented, in the order of the reference, with a title each."""
 

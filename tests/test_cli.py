@@ -13,7 +13,8 @@ import pytest
 def test_help_does_not_import_heavy_modules():
     code = ("import sys, pmkit.cli\n"
             "try:\n    pmkit.cli.main(['--help'])\nexcept SystemExit:\n    pass\n"
-            "heavy = {'numba', 'scipy', 'pycubexr', 'otf2', '_otf2', 'matplotlib', 'orjson', 'pyarrow'}\n"
+            "heavy = {'numba', 'scipy', 'pycubexr', 'otf2', '_otf2', 'matplotlib', 'orjson', 'pyarrow', 'dask',\n"
+            "         'distributed'}\n"
             "print(sorted({m.split('.')[0] for m in sys.modules} & heavy))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip().splitlines()[-1] == "[]"

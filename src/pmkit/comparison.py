@@ -157,14 +157,24 @@ def _magnitude(value: float) -> float:
 def compare(a: Input, b: Input, *, metric: str | None = None, metric_b: str | None = None,
             target: Mapping[str, float] | None = None, measure: str = "mean", modeler: str | None = None,
             modeler_options: Mapping[str, Any] | None = None, prior: LoadedPrior | None = None,
-            callpath: str | None = None, registry: Registry | None = None) -> Comparison:
+            callpath: str | None = None, registry: Registry | None = None, executor: Any = None) -> Comparison:
     """Analyse ``a`` and ``b`` alike and pair their call paths; see :class:`Comparison`.
 
     ``metric`` is the metric of both sides (default: ``time``, else the first), ``metric_b`` B's when
     it differs.  ``target`` defaults to 4× the largest measured value of each parameter over both
     sides, so that both are predicted at the same scale.  ``callpath`` adds that call path's detail
-    on each side that has it.  Both sides must have the same parameters.
+    on each side that has it.  Both sides must have the same parameters.  ``executor`` runs the
+    reading and modeling tasks, as in :func:`pmkit.analyse`.
     """
+    from pmkit import executors
+
+    with executors.using(executor):
+        return _compare(a, b, metric, metric_b, target, measure, modeler, modeler_options, prior, callpath, registry)
+
+
+def _compare(a: Input, b: Input, metric: str | None, metric_b: str | None, target: Mapping[str, float] | None,
+             measure: str, modeler: str | None, modeler_options: Mapping[str, Any] | None, prior: LoadedPrior | None,
+             callpath: str | None, registry: Registry | None) -> Comparison:
     from pmkit.sdk import DEFAULT_MODELER, analyse
 
     named = [_named(side, n) for n, side in enumerate((a, b))]

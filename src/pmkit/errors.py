@@ -42,6 +42,11 @@ def excerpt(value: object, limit: int = EXCERPT_CHARS, *, quote: bool = True) ->
 class PmkitError(Exception):
     """Base class of every error pmkit raises deliberately."""
 
+    def __reduce__(self) -> tuple:
+        """Pickled with its message and attributes exactly, so that an error raised in a worker process or
+        a Dask task comes back as it was raised (the subclasses' ``__init__`` take other arguments)."""
+        return _restore, (type(self), self.args, self.__dict__)
+
 
 class InputError(PmkitError):
     """A file, or something in it, that pmkit cannot use; says which file, where and why."""
@@ -123,3 +128,16 @@ class PluginError(PmkitError):
         self.path = None if path is None else str(path)
         on = f" on {self.path}" if self.path else ""
         super().__init__(f"{plugin} failed{on}: {problem}")
+
+
+class ExecutorError(PmkitError):
+    """The engine running pmkit's tasks failed: a Dask scheduler that cannot be reached, workers that
+    died on a task more often than the engine retries it, a process pool that broke (exit code 1)."""
+
+
+def _restore(cls: type, args: tuple, state: dict) -> PmkitError:
+    """An error as it was pickled: its message and attributes exactly (``__init__`` would cut them again)."""
+    error = cls.__new__(cls)
+    Exception.__init__(error, *args)
+    error.__dict__.update(state)
+    return error

@@ -70,6 +70,12 @@ class Modeler(Protocol):
     order.  It must not raise on degenerate series (NaN, zeros, one point): such a series gets a
     model with a note, or ``function=None`` and a note saying why.  Constraints in
     ``batch.constraints`` must be honoured or reported in the model's notes.
+
+    Optional: ``independent_series = True`` declares that each series' model depends on that
+    series alone (its values, the points and its constraint), so that with an executor running
+    tasks elsewhere (``--executor processes|dask``) the SDK may model a large batch in chunks, one
+    task each; a chunk's batch has ``experiment`` None.  Without it the whole batch is modeled in one
+    call in the calling process.
     """
 
     name: str

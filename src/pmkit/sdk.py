@@ -7,7 +7,9 @@ like the built-ins.  Plugin options are resolved here, once (:func:`pmkit.option
 and every plugin receives them parsed, checked and complete.  Plugins are called through
 :func:`pmkit.plugins.call`: one that raises or returns the wrong type fails as a
 :class:`~pmkit.errors.PluginError` naming it and its package (a detector is skipped with a warning
-instead).
+instead).  ``executor=`` (``"local"``, the default; ``"processes"``; ``"dask"`` or
+``"dask:tcp://host:8786"``; an open :class:`~pmkit.executors.Executor` or a ``distributed.Client``)
+chooses where reading and modeling tasks run (:mod:`pmkit.executors`); the results are the same.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pmkit import progress
+from pmkit import executors, progress
 from pmkit.analysis import Analysis, InputAnalysis, Inputs, LoadedPrior, PredictedTotal, PriorOutcome
 from pmkit.constraints import Constraint
 from pmkit.errors import InputError, PluginError, UsageError, input_problem
@@ -50,9 +52,21 @@ def find_reader(path: str | os.PathLike, registry: Registry | None = None) -> An
     raise InputError(p, f"no reader recognises this input (readers: {names}); choose one with --reader")
 
 
+Engine = str | executors.Executor | Any
+"""``executor=``: a name (``local``, ``processes[:N]``, ``dask``, ``dask:ADDRESS``), an open
+:class:`~pmkit.executors.Executor` or a ``distributed.Client``; None keeps the current one (local)."""
+
+
 def read(path: str | os.PathLike, reader: str | None = None, *, registry: Registry | None = None,
-         **options: Any) -> Experiment:
-    """Read ``path`` with the named reader, or the one that recognises it."""
+         executor: Engine | None = None, **options: Any) -> Experiment:
+    """Read ``path`` with the named reader, or the one that recognises it; ``executor`` runs the
+    reader's tasks (one per Cube file, per OTF2 location chunk)."""
+    with executors.using(executor):
+        return _read(path, reader, registry, options)
+
+
+def _read(path: str | os.PathLike, reader: str | None, registry: Registry | None, options: Mapping[str, Any]
+          ) -> Experiment:
     registry = registry or get_registry()
     p = Path(path)
     if reader is None:
@@ -73,13 +87,20 @@ def read(path: str | os.PathLike, reader: str | None = None, *, registry: Regist
 
 
 def read_inputs(paths: Sequence[str | os.PathLike], reader: str | None = None, *, registry: Registry | None = None,
-                options: Mapping[str, Any] | Callable[[Any, Path], Mapping[str, Any]] | None = None) -> Inputs:
+                options: Mapping[str, Any] | Callable[[Any, Path], Mapping[str, Any]] | None = None,
+                executor: Engine | None = None) -> Inputs:
     """Read every path; one that fails (an InputError, or a reader's PluginError) is recorded in
     ``failed``, not raised.
 
     ``options`` are the reader options, or a function of (reader, path) giving them, for options
     that only some readers take.  Usage errors (an unknown reader or option) are raised.
     """
+    with executors.using(executor):
+        return _read_inputs(paths, reader, registry, options)
+
+
+def _read_inputs(paths: Sequence[str | os.PathLike], reader: str | None, registry: Registry | None,
+                 options: Mapping[str, Any] | Callable[[Any, Path], Mapping[str, Any]] | None) -> Inputs:
     registry = registry or get_registry()
     inputs = Inputs()
     for path in paths:
@@ -95,11 +116,12 @@ def read_inputs(paths: Sequence[str | os.PathLike], reader: str | None = None, *
 def model(experiment: Experiment, modeler: str = DEFAULT_MODELER, *, metrics: Sequence[str] | None = None,
           callpaths: Sequence[str] | None = None, measure: str = "mean",
           constraints: Mapping[str, Constraint] | None = None, registry: Registry | None = None,
-          **options: Any) -> ModelSet:
+          executor: Engine | None = None, **options: Any) -> ModelSet:
     """Model every (call path, metric) series of ``experiment`` — or the chosen ones — at once.
 
     ``measure`` reduces repetitions (mean, median, min, max); ``constraints`` restrict each call
-    path's search space (see :func:`model_with_prior` to take them from a prior); other keyword
+    path's search space (see :func:`model_with_prior` to take them from a prior); ``executor`` models
+    large batches in chunks on other processes or a cluster (:mod:`pmkit.modelchunks`); other keyword
     arguments are the modeler's declared options.
     """
     if isinstance(metrics, str):
@@ -107,7 +129,8 @@ def model(experiment: Experiment, modeler: str = DEFAULT_MODELER, *, metrics: Se
     if isinstance(callpaths, str):
         callpaths = [callpaths]
     entry, values = _modeler(modeler, measure, registry, options)
-    return _fit(entry, values, experiment, metrics, callpaths, constraints)
+    with executors.using(executor):
+        return _fit(entry, values, experiment, metrics, callpaths, constraints)
 
 
 def _modeler(modeler: str, measure: str, registry: Registry | None,
@@ -135,8 +158,10 @@ def _fit(entry: Registration, values: Mapping[str, Any], experiment: Experiment,
         missing = [c for c in callpaths if c not in experiment.callpaths]
         if missing:
             raise UsageError(f"no call path {', '.join(map(repr, missing))} in the experiment")
+    from pmkit.modelchunks import model_batch
+
     batch = SeriesBatch.from_experiment(experiment, metrics, callpaths, dict(constraints) if constraints else None)
-    models = returned(entry, "model", call(entry, "model", batch, **values), ModelSet, "a ModelSet")
+    models = model_batch(entry, values, batch, executors.current())
     if len(models) != len(batch):
         raise PluginError(entry.label, f"model() returned {len(models)} models for {len(batch)} series")
     return models
@@ -168,7 +193,7 @@ def load_prior(paths: str | os.PathLike | Sequence[str | os.PathLike], prior: st
 
 def model_with_prior(experiment: Experiment, prior: LoadedPrior | None, modeler: str = DEFAULT_MODELER, *,
                      metrics: Sequence[str] | None = None, measure: str = "mean", registry: Registry | None = None,
-                     **options: Any) -> tuple[ModelSet, PriorOutcome | None]:
+                     executor: Engine | None = None, **options: Any) -> tuple[ModelSet, PriorOutcome | None]:
     """Models of ``experiment`` under ``prior``'s constraints, and what the prior did.
 
     When the prior can tell where the data contradicts it, the same series are modeled once more
@@ -176,7 +201,8 @@ def model_with_prior(experiment: Experiment, prior: LoadedPrior | None, modeler:
     :func:`model`.
     """
     entry, values = _modeler(modeler, measure, registry, options)
-    return _fit_with_prior(entry, values, experiment, prior, metrics)
+    with executors.using(executor):
+        return _fit_with_prior(entry, values, experiment, prior, metrics)
 
 
 def _fit_with_prior(entry: Registration, values: Mapping[str, Any], experiment: Experiment, prior: LoadedPrior | None,
@@ -238,7 +264,8 @@ def analyse(inputs: str | os.PathLike | Experiment | Inputs | Sequence[str | os.
             modeler: str = DEFAULT_MODELER, modeler_options: Mapping[str, Any] | None = None,
             models: ModelSet | None = None, prior: LoadedPrior | None = None,
             detectors: Sequence[str] | None = None, detector_options: Mapping[str, Any] | None = None,
-            callpath: str | None = None, registry: Registry | None = None) -> Analysis:
+            callpath: str | None = None, registry: Registry | None = None,
+            executor: Engine | None = None) -> Analysis:
     """Model one metric of every input, run the detectors, and find where it stops scaling — once.
 
     ``inputs`` are paths (read with the reader that recognises each), experiments, or the
@@ -248,10 +275,20 @@ def analyse(inputs: str | os.PathLike | Experiment | Inputs | Sequence[str | os.
     largest value.  ``models`` skips modeling for a single experiment whose models
     you already have.  ``prior`` (from :func:`load_prior`) restricts the models and checks the data;
     ``detectors`` defaults to every registered one (``[]`` runs none), with ``detector_options`` as
-    in :func:`detect`.  ``callpath`` adds that call path's detail.
+    in :func:`detect`.  ``callpath`` adds that call path's detail.  ``executor`` runs the reading and
+    modeling tasks (see the module docstring).
 
     The :class:`~pmkit.analysis.Analysis` holds everything every view shows; see :mod:`pmkit.analysis`.
     """
+    with executors.using(executor):
+        return _analyse(inputs, metric, target, measure, modeler, modeler_options, models, prior, detectors,
+                        detector_options, callpath, registry)
+
+
+def _analyse(inputs: Any, metric: str | None, target: Mapping[str, float] | None, measure: str, modeler: str,
+             modeler_options: Mapping[str, Any] | None, models: ModelSet | None, prior: LoadedPrior | None,
+             detectors: Sequence[str] | None, detector_options: Mapping[str, Any] | None, callpath: str | None,
+             registry: Registry | None) -> Analysis:
     from pmkit.detail import detail
     from pmkit.scaling import analyse as scaling_report
     from pmkit.scaling import default_metric

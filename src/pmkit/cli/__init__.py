@@ -4,9 +4,10 @@ Each command lives in its own module of this package with ``add_parser(subparser
 function it runs; :data:`COMMANDS` lists them in the order ``pmkit --help`` shows.  What they share
 (input arguments, consoles, output, loading inputs) is in :mod:`pmkit.cli.common`.
 
-Exit codes: 0 success, 1 bad input or output (a file pmkit cannot read or write), 2 usage (unknown
-option, plugin or metric), 3 a plugin failed (named with its package) or an internal error (a bug in
-pmkit or a plugin; ``PMKIT_DEBUG=1`` shows the traceback), 130 interrupted (Ctrl-C).
+Exit codes: 0 success, 1 bad input or output (a file pmkit cannot read or write, an executor that
+cannot be reached or fails), 2 usage (unknown option, plugin or metric), 3 a plugin failed (named
+with its package) or an internal error (a bug in pmkit or a plugin; ``PMKIT_DEBUG=1`` shows the
+traceback), 130 interrupted (Ctrl-C).
 Heavy modules (numba, scipy, pycubexr) are imported only by the commands that need them, so
 ``pmkit --help`` starts fast.
 """
@@ -73,7 +74,7 @@ def _run(argv: Sequence[str] | None) -> int:
     if run is None:
         parser.print_help()
         return EXIT_USAGE
-    from pmkit.errors import InputError, OutputError, PluginError, UsageError
+    from pmkit.errors import ExecutorError, InputError, OutputError, PluginError, UsageError
 
     try:
         with plugin_warnings():
@@ -90,6 +91,9 @@ def _run(argv: Sequence[str] | None) -> int:
     except OutputError as exc:
         if exc.path == STDOUT:
             _silence_stdout()
+        say(stderr(), "error", "red", exc)
+        return EXIT_INPUT
+    except ExecutorError as exc:
         say(stderr(), "error", "red", exc)
         return EXIT_INPUT
     except UsageError as exc:

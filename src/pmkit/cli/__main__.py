@@ -4,4 +4,5 @@ import sys
 
 from pmkit.cli import main
 
-sys.exit(main())
+if __name__ == "__main__":  # not when worker processes (--executor) import this module again
+    sys.exit(main())

@@ -6,7 +6,18 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from pmkit.cli.common import EXIT_OK, check_out, output, output_console, plugin_registry, say, stderr, write_json
+from pmkit.cli.common import (
+    EXIT_OK,
+    add_executor_arguments,
+    check_out,
+    open_executor,
+    output,
+    output_console,
+    plugin_registry,
+    say,
+    stderr,
+    write_json,
+)
 
 
 def add_parser(sub: Any) -> None:
@@ -37,6 +48,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--reader", metavar="NAME", help="reader of a trace INPUT (default: the one that recognises it)")
     p.add_argument("--out", metavar="FILE", type=Path, help="write the reference (JSON) to FILE")
     p.add_argument("--json", action="store_true", help="print the reference as JSON instead of a table")
+    add_executor_arguments(p)
     p.set_defaults(run=run_calibrate)
 
 
@@ -63,8 +75,8 @@ def run_calibrate(args: argparse.Namespace) -> int:
         from pmkit.ui.progress import Steps
 
         registry = plugin_registry()
-        with Steps() as steps, steps.step(f"reading {args.path}"):
-            experiment = read(args.path, args.reader, registry=registry)
+        with open_executor(args) as executor, Steps() as steps, steps.step(f"reading {args.path}"):
+            experiment = read(args.path, args.reader, registry=registry, executor=executor)
         for source, reason in experiment.provenance.skipped:
             say(stderr(), "warning", "yellow", f"skipped {source}: {reason}")
         events = experiment.events

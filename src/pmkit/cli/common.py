@@ -63,6 +63,35 @@ def add_input_arguments(parser: argparse.ArgumentParser, *,
     parser.add_argument("--full-names", action="store_true",
                         help="show region names whole (a C++ function with namespace, return type and parameters) "
                              "instead of short")
+    add_executor_arguments(parser)
+
+
+def add_executor_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--executor`` and ``--scheduler-timeout``: where the reading and modeling tasks run."""
+    parser.add_argument("--executor", metavar="ENGINE", default="local",
+                        help="where reading and modeling run: local (this process, the default), processes[:N] (a "
+                             "pool of local processes), dask (a Dask LocalCluster started for the run) or "
+                             "dask:ADDRESS (a running scheduler, e.g. dask:tcp://host:8786, or dask:FILE.json, its "
+                             "scheduler file); the results are the same")
+    parser.add_argument("--scheduler-timeout", metavar="SECONDS", type=float, default=None,
+                        help="with --executor dask:ADDRESS, how long to wait for the scheduler (default: 5)")
+
+
+@contextmanager
+def open_executor(args: argparse.Namespace) -> Iterator[Any]:
+    """The engine ``--executor`` names, open for the block and closed after it; what it started or
+    reached (a LocalCluster's workers and dashboard) is one line on stderr."""
+    from pmkit.errors import UsageError
+    from pmkit.executors import DEFAULT_TIMEOUT
+    from pmkit.executors import open_executor as open_engine
+
+    timeout = DEFAULT_TIMEOUT if args.scheduler_timeout is None else args.scheduler_timeout
+    if not (timeout > 0 and math.isfinite(timeout)):
+        raise UsageError(f"--scheduler-timeout must be a positive number of seconds, got {timeout:g}")
+    with open_engine(args.executor, timeout=timeout) as engine:
+        if engine.summary:
+            say(stderr(), "executor", "cyan", engine.summary)
+        yield engine
 
 
 TARGET_HELP = ("target scale, e.g. p=65536,size=100 (default: 4× the largest measured value of each parameter; "
@@ -369,9 +398,10 @@ def write_json(document: Any, out: Path | None, inputs: Sequence[str | os.PathLi
     emit(json.dumps(finite_json(document), indent=2, allow_nan=False) + "\n", out, inputs)
 
 
-def load_inputs(args: argparse.Namespace, registry: Any) -> Any:
-    """Read every PATH (:func:`pmkit.sdk.read_inputs`); a file that fails is reported on stderr and
-    skipped, and the last error is raised when all fail.  Returns the :class:`pmkit.analysis.Inputs`.
+def load_inputs(args: argparse.Namespace, registry: Any, executor: Any = None) -> Any:
+    """Read every PATH (:func:`pmkit.sdk.read_inputs`, its tasks on ``executor``); a file that fails is
+    reported on stderr and skipped, and the last error is raised when all fail.  Returns the
+    :class:`pmkit.analysis.Inputs`.
 
     ``--values``, ``--aggregation`` and ``--metric`` become options of the readers that declare them;
     the first two are a usage error for a reader without them.
@@ -394,7 +424,7 @@ def load_inputs(args: argparse.Namespace, registry: Any) -> Any:
                 raise UsageError(f"--{name} does not apply to {path}: reader {reader.name} has no such option")
         return options
 
-    inputs = read_inputs(args.paths, args.reader, registry=registry, options=options_for)
+    inputs = read_inputs(args.paths, args.reader, registry=registry, options=options_for, executor=executor)
     err = stderr()
     if not inputs.read:
         for _, exc in inputs.failed[:-1]:

@@ -16,6 +16,7 @@ from pmkit.cli.common import (
     emit,
     load_inputs,
     load_prior,
+    open_executor,
     output,
     output_console,
     parse_target,
@@ -58,16 +59,16 @@ def run_compare(args: argparse.Namespace) -> int:
     modeler_options = parse_assignments(args.option, "-O")
     prior = load_prior(args, registry)
     metrics = list(args.metric or [None])
-    with Steps() as steps:
+    with open_executor(args) as executor, Steps() as steps:
         with steps.step("reading 2 inputs"):
-            inputs = load_inputs(args, registry)
+            inputs = load_inputs(args, registry, executor)
         if len(inputs.read) != 2:
             raise inputs.failed[-1][1]
         (a, experiment), b = inputs.read
         comparison = compare((a, experiment), b, metric=metrics[0], metric_b=metrics[-1],
                              target=parse_target(args.at, experiment.parameters), measure=args.measure,
                              modeler=args.modeler, modeler_options=modeler_options, prior=prior,
-                             callpath=args.callpath, registry=registry)
+                             callpath=args.callpath, registry=registry, executor=executor)
     written = [*args.paths, *inputs.files]
     view = {"min_share": args.min_share / 100, "top": args.top, "full_names": args.full_names}
     if args.json:

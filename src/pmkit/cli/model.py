@@ -11,6 +11,7 @@ from pmkit.cli.common import (
     check_out,
     load_inputs,
     load_prior,
+    open_executor,
     output,
     output_console,
     plugin_registry,
@@ -53,16 +54,17 @@ def run_model(args: argparse.Namespace) -> int:
     fmt = output_format(args)
     check_out(args.out, args.paths)
     registry = plugin_registry()
-    inputs = load_inputs(args, registry)
-    parameters = inputs.parameters("model")
     options = parse_assignments(args.option, "-O")
-    prior = load_prior(args, registry)
     results, findings = [], []
-    for source, experiment in inputs.read:
-        models, outcome = model_with_prior(experiment, prior, args.modeler or DEFAULT_MODELER, metrics=args.metric,
-                                           measure=args.measure, registry=registry, **options)
-        findings += outcome.contradictions if outcome is not None else ()
-        results.append((source, experiment, models))
+    with open_executor(args) as executor:
+        inputs = load_inputs(args, registry, executor)
+        parameters = inputs.parameters("model")
+        prior = load_prior(args, registry)
+        for source, experiment in inputs.read:
+            models, outcome = model_with_prior(experiment, prior, args.modeler or DEFAULT_MODELER, metrics=args.metric,
+                                               measure=args.measure, registry=registry, executor=executor, **options)
+            findings += outcome.contradictions if outcome is not None else ()
+            results.append((source, experiment, models))
     written = [*args.paths, *inputs.files]
     if fmt != "table":
         from pmkit.writers import write_models

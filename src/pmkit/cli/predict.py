@@ -6,7 +6,17 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from pmkit.cli.common import EXIT_OK, check_out, output, output_console, say, stderr, write_json
+from pmkit.cli.common import (
+    EXIT_OK,
+    add_executor_arguments,
+    check_out,
+    open_executor,
+    output,
+    output_console,
+    say,
+    stderr,
+    write_json,
+)
 
 
 def add_parser(sub: Any) -> None:
@@ -33,6 +43,7 @@ def add_parser(sub: Any) -> None:
     parser.add_argument("--top", metavar="N", type=int, default=10, help="ranks drawn per run (default: 10)")
     parser.add_argument("--json", action="store_true", help="print the results as JSON (schema pmkit.perprocess/1)")
     parser.add_argument("--out", metavar="FILE", type=Path, help="write the output to FILE instead of stdout")
+    add_executor_arguments(parser)
     parser.set_defaults(run=run_predict)
 
 
@@ -53,12 +64,12 @@ def run_predict(args: argparse.Namespace) -> int:
     check_out(args.out, given)
     model = PerProcessModel.load(args.model)
     prediction = None
-    with Steps() as steps:
+    with open_executor(args) as executor, Steps() as steps:
         with steps.step(f"calibrating {model.name} on {', '.join(map(str, args.calibrate))}"):
-            calibration = model.calibrate(args.calibrate, args.parameters)
+            calibration = model.calibrate(args.calibrate, args.parameters, executor=executor)
         if args.scenario is not None:
             with steps.step(f"predicting {args.scenario}"):
-                prediction = calibration.predict(args.scenario, args.measured)
+                prediction = calibration.predict(args.scenario, args.measured, executor=executor)
     err = stderr()
     for source, reason in calibration.skipped + (prediction.skipped if prediction else []):
         say(err, "warning", "yellow", f"left out {source}: {reason}")

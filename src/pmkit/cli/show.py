@@ -14,6 +14,7 @@ from pmkit.cli.common import (
     emit,
     load_inputs,
     load_prior,
+    open_executor,
     output,
     output_console,
     parse_target,
@@ -91,15 +92,16 @@ def run_show(args: argparse.Namespace) -> int:
     modeler_options = parse_assignments(args.option, "-O")
     detector_options = parse_assignments(args.detector_option, "-D")
     prior = load_prior(args, registry)
-    with Steps() as steps:
+    with open_executor(args) as executor, Steps() as steps:
         with steps.step(f"reading {len(args.paths)} input{'s' if len(args.paths) > 1 else ''}"):
-            inputs = load_inputs(args, registry)
+            inputs = load_inputs(args, registry, executor)
         for _, experiment in inputs.read:  # every input must have the parameters --at names
             target = parse_target(args.at, experiment.parameters)
         analysis = analyse(inputs, metric=args.metric[0] if args.metric else None, target=target,
                            measure=args.measure, modeler=args.modeler or DEFAULT_MODELER,
                            modeler_options=modeler_options, prior=prior, detectors=args.detector,
-                           detector_options=detector_options, callpath=args.callpath, registry=registry)
+                           detector_options=detector_options, callpath=args.callpath, registry=registry,
+                           executor=executor)
     _render(args, analysis, [*args.paths, *inputs.files])
     if args.plot is not None:
         from pmkit.ui.figure import detail_figure

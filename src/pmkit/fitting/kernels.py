@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from pmkit.fitting.leastsquares import DEGENERATE, loo_predictions, smape
+from pmkit.fitting.leastsquares import DEGENERATE, loo_predictions, rowwise, smape
 
 NO_NUMBA_ENV = "PMKIT_NO_NUMBA"
 SLICES = 5
@@ -386,7 +386,7 @@ def _pair_search_numpy(Y, W, B, valid, first, second, pen2, best_k, best_crit, b
     ybar = (W * Y).sum(axis=1) / sw
     dy = Y - ybar[:, None]
     syy = (W * dy * dy).sum(axis=1)
-    mean = (W @ B.T) / sw[:, None]                                  # series × rows
+    mean = rowwise(W, B) / sw[:, None]                              # series × rows (per row: see rowwise)
     centred = B[None, :, :] - mean[:, :, None]                     # series × rows × points
     srr = np.einsum("sn,srn,srn->sr", W, centred, centred)
     sry = np.einsum("sn,srn,sn->sr", W, centred, dy)

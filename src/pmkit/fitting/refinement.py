@@ -66,6 +66,7 @@ from pmkit.fitting.leastsquares import (
     basis_stats,
     constant_loo_predictions,
     relative_line_fits,
+    rowwise,
     smape,
 )
 from pmkit.fitting.trend import kendall_s, smallest_pvalue, trend_pvalue
@@ -374,6 +375,16 @@ def _penalty(level: np.ndarray, acceptance: float) -> np.ndarray:
         return np.power(float(acceptance), 2.0 * np.asarray(level, dtype=float))
 
 
+def compiled_kernels(count: int) -> bool:
+    """Whether a batch of ``count`` series runs the numba kernels (see :data:`NUMBA_MIN_SERIES`).
+
+    Modelers decide it once per batch (``RefineSettings.use_numba``), so that every group of a batch
+    runs the same kernels whatever order the groups are searched in; the numba and numpy twins agree
+    to about 1e-12, not to the last bit.
+    """
+    return (count >= NUMBA_MIN_SERIES or "numba" in sys.modules) and numba_enabled()
+
+
 def refine_series(x: np.ndarray, Y: np.ndarray, settings: RefineSettings | None = None) -> SingleFits:
     """Search the best simplified-PMNF model of every row of ``Y`` measured at points ``x``.
 
@@ -402,8 +413,7 @@ def _refine_unit(x: np.ndarray, Y: np.ndarray, settings: RefineSettings | None) 
     settings = settings or RefineSettings()
     count, n = Y.shape
     if settings.use_numba is None:
-        worth_it = count >= NUMBA_MIN_SERIES or "numba" in sys.modules
-        settings = replace(settings, use_numba=worth_it and numba_enabled())
+        settings = replace(settings, use_numba=compiled_kernels(count))
     out = SingleFits.empty(count)
     if n == 0 or count == 0:
         return out
@@ -679,7 +689,7 @@ def _two_term_laws(x: np.ndarray, Y: np.ndarray, Ys: np.ndarray, weights: np.nda
                 origin, origin_loo = relative_design_fit(Y[members][small], design[:, 1:])
                 coefficients[small] = np.column_stack([np.zeros(small.sum()), origin])
                 loo[small] = origin_loo
-        predicted = coefficients @ design.T
+        predicted = rowwise(coefficients, design)
         residual = Y[members] - predicted
         rss = (residual * residual).sum(axis=1)
         before = const_in[members]

@@ -96,7 +96,15 @@ from typing import Any
 import numpy as np
 
 from pmkit.constraints import Constraint
-from pmkit.fitting.leastsquares import DesignFit, adjusted_r2, fit_design, left_inverses, loo_predictions, smape
+from pmkit.fitting.leastsquares import (
+    DesignFit,
+    adjusted_r2,
+    fit_design,
+    left_inverses,
+    loo_predictions,
+    rowwise,
+    smape,
+)
 from pmkit.fitting.maskgroups import group_by_mask
 from pmkit.fitting.refinement import (
     MIN_POINTS,
@@ -328,7 +336,7 @@ def model_multiparameter(batch: SeriesBatch, options: dict[str, Any], modeler: s
     points = batch.points
     data = SeriesData(batch, options["measure"])
     count = len(batch)
-    settings = settings_from(options)
+    settings = settings_from(options, count)
     results = _Results(count)
     changes = _Changes(count)
     too_many = len(parameters) > MAX_PARAMETERS
@@ -723,7 +731,7 @@ class _Search:
             if line is None or line.values.size < SEGMENT_MIN_POINTS or (
                     self.constraint is not None and not self.constraint.allows(self.parameters[p])):
                 continue
-            along = Y @ line.average.T
+            along = rowwise(Y, line.average)
             cp = find_change_points(line.values, along, refine_series(line.values, along, self.settings),
                                     self.settings, mode)
             with np.errstate(all="ignore"):
@@ -771,7 +779,7 @@ class _Search:
                              "treated as constant")
                 singles.append(None)
             else:
-                singles.append(refine_series(line.values, Y @ line.average.T, self.settings))
+                singles.append(refine_series(line.values, rowwise(Y, line.average), self.settings))
         self.notes = tuple(notes)
         return singles
 
@@ -908,6 +916,7 @@ class MultiParameterModeler:
     name = NAME
     description = "2–4 parameters: best single-parameter models combined additively and multiplicatively"
     options: Sequence[Option] = OPTIONS
+    independent_series = True  # a series' model depends on that series alone: batches may be split
 
     def model(self, batch: SeriesBatch, **options: Any) -> ModelSet:
         """Model every series of ``batch``; one-parameter batches get the refining modeler's models.

@@ -250,6 +250,7 @@ class RefiningModeler:
     name = NAME
     description = "Simplified PMNF c0 + c1·x^α·log2^β(x) by iterative Stern–Brocot refinement (default)"
     options: Sequence[Option] = OPTIONS
+    independent_series = True  # a series' model depends on that series alone: batches may be split
 
     def model(self, batch: SeriesBatch, **options: Any) -> ModelSet:
         """Model every series of ``batch``; multi-parameter batches go to the multi-parameter modeler.

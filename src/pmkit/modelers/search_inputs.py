@@ -11,7 +11,7 @@ import numpy as np
 
 from pmkit.constraints import Constraint
 from pmkit.experiment import MEASURES, reduce_repetitions
-from pmkit.fitting.refinement import RefineSettings
+from pmkit.fitting.refinement import RefineSettings, compiled_kernels
 from pmkit.fitting.segments import MIN_POINTS as SEGMENT_MIN_POINTS
 from pmkit.fitting.segments import MODES as SEGMENT_MODES
 from pmkit.modelcolumns import codes_of
@@ -45,11 +45,14 @@ terms only when they cut the leave-one-out SMAPE by ``acceptance`` (:mod:`pmkit.
 """
 
 
-def settings_from(options: dict[str, Any]) -> RefineSettings:
-    """The search settings for resolved modeler options."""
+def settings_from(options: dict[str, Any], series: int | None = None) -> RefineSettings:
+    """The search settings for resolved modeler options.  Given the batch's number of ``series``, its
+    kernels (numba or numpy) are chosen once for the whole batch, so that a series' model does not
+    depend on the order in which the batch's groups are searched (without it, each search chooses)."""
     return RefineSettings(acceptance=float(options["acceptance"]), termination=float(options["termination"]),
                           nonconstancy=float(options["nonconstancy"]), clean_constant=CLEAN_CONSTANT,
-                          falling=bool(options.get("falling", True)))
+                          falling=bool(options.get("falling", True)),
+                          use_numba=None if series is None else compiled_kernels(series))
 
 
 class SeriesData:

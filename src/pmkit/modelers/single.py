@@ -38,7 +38,7 @@ def model_single(batch: SeriesBatch, options: dict[str, Any], modeler: str = "re
     outlier_x = np.full(count, np.nan)
     if batch.constraints is not None:
         forced = np.array([c is not None and not c.allows(parameter) for c in batch.constraints], dtype=bool)
-    settings = settings_from(options)
+    settings = settings_from(options, count)
     segments = SegmentCollector(count, parameter, options.get("segments", "auto"), single_function)
     groups = group_by_mask(data.values)
     for group in groups:
@@ -55,7 +55,7 @@ def model_single(batch: SeriesBatch, options: dict[str, Any], modeler: str = "re
         const_rows = group.rows[forced[group.rows]]
         if const_rows.size:
             const = refine_series(x[group.columns], data.values[np.ix_(const_rows, group.columns)],
-                                  RefineSettings(nonconstancy=np.inf))
+                                  RefineSettings(nonconstancy=np.inf, use_numba=settings.use_numba))
             fits.take(const_rows, const)
         note_texts.append(result.notes)
         group_notes[group.rows] = len(note_texts) - 1

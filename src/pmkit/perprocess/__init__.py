@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pmkit.errors import InputError
 from pmkit.perprocess.calibration import Calibration, SectionFit, calibrate
@@ -63,14 +63,22 @@ class PerProcessModel:
     def __repr__(self) -> str:
         return f"<PerProcessModel {self.spec.name!r} sections={list(self.spec.section_names)}>"
 
-    def calibrate(self, data: Studies | Experiment, parameters: PathLike | ParameterTable | None = None) -> Calibration:
+    def calibrate(self, data: Studies | Experiment, parameters: PathLike | ParameterTable | None = None, *,
+                  executor: Any = None) -> Calibration:
         """Calibrate every section on measured runs.
 
         ``data`` is a Cube study (a folder of run folders, a ``.cubex`` file or a manifest), a list
         of them, or an :class:`~pmkit.experiment.Experiment` with per-location values.
         ``parameters`` is the per-process parameter table (default: ``pmkit-parameters.csv`` in the
         study folder, else the values Score-P's parameter instrumentation recorded in the Cube files).
+        ``executor`` reads the runs (one task each; see :mod:`pmkit.executors`).
         """
+        from pmkit import executors
+
+        with executors.using(executor):
+            return self._calibrate(data, parameters)
+
+    def _calibrate(self, data: Studies | Experiment, parameters: PathLike | ParameterTable | None) -> Calibration:
         from pmkit.experiment import Experiment
         from pmkit.perprocess.measured import from_experiment, load_studies, study_paths
 
@@ -112,11 +120,16 @@ def default_parameters(paths: Sequence[Path]) -> Path | None:
 
 
 def predict(model: PathLike | PerProcessModel, calibrate: Studies | Experiment, scenario: PathLike | ParameterTable,
-            *, parameters: PathLike | ParameterTable | None = None, measured: Studies | None = None) -> Prediction:
+            *, parameters: PathLike | ParameterTable | None = None, measured: Studies | None = None,
+            executor: Any = None) -> Prediction:
     """Calibrate ``model`` on ``calibrate`` and predict ``scenario``; what ``pmkit predict`` runs.
 
     ``parameters`` is the calibration runs' parameter table; ``measured`` the Cube studies of the
     scenario's runs, if they were measured (then every matched run gets its prediction error).
+    ``executor`` reads the runs (see :mod:`pmkit.executors`).
     """
+    from pmkit import executors
+
     loaded = model if isinstance(model, PerProcessModel) else PerProcessModel.load(model)
-    return loaded.calibrate(calibrate, parameters).predict(scenario, measured)
+    with executors.using(executor) as engine:
+        return loaded.calibrate(calibrate, parameters).predict(scenario, measured, executor=engine)

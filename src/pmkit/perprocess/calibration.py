@@ -284,11 +284,15 @@ class Calibration:
         return max((f.quality.samples for f in self.sections), default=0)
 
     def predict(self, scenario: str | os.PathLike | ParameterTable,
-                measured: str | os.PathLike | Sequence[str | os.PathLike] | Measurements | None = None) -> Prediction:
-        """Predict the runs of the ``scenario`` table; validate against ``measured`` Cube studies if given."""
+                measured: str | os.PathLike | Sequence[str | os.PathLike] | Measurements | None = None, *,
+                executor: Any = None) -> Prediction:
+        """Predict the runs of the ``scenario`` table; validate against ``measured`` Cube studies if given
+        (read on ``executor``, see :mod:`pmkit.executors`)."""
+        from pmkit import executors
         from pmkit.perprocess.prediction import predict
 
-        return predict(self, scenario, measured)
+        with executors.using(executor):
+            return predict(self, scenario, measured)
 
     def to_json(self) -> dict[str, Any]:
         return {"model": self.spec.to_json(), "parameters": self.parameters, "sources": self.sources,

@@ -16,10 +16,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from pmkit import progress
+from pmkit import executors
 from pmkit.errors import InputError
 from pmkit.experiment import CALLPATH_SEPARATOR, CallTree, Experiment
 
@@ -72,9 +73,8 @@ def load_studies(paths: Sequence[str | Path], metrics: Sequence[str]) -> Measure
     """Read every run of the Cube studies (folders, files or manifests) in ``paths``.
 
     A file that cannot be read, or lacks a metric, is listed in ``skipped`` with the reason; an
-    InputError is raised only when no run is left.
+    InputError is raised only when no run is left.  Each run is a task of the current executor.
     """
-    from pmkit.readers.cube_profile import CubeFileError, load_profile
     from pmkit.readers.cube_study import discover
 
     found = []
@@ -86,39 +86,47 @@ def load_studies(paths: Sequence[str | Path], metrics: Sequence[str]) -> Measure
     tree = CallTree()
     out = Measurements(tree, [])
     labels: dict[str, str] = {}
-    with progress.task("reading Cube files", total=len(found)) as task:
-        for run in found:
-            task.advance()
-            label = run.label or run.file.parent.name
-            if label in labels:
-                raise InputError(run.file, f"run {label!r} appears twice (also {labels[label]}); give studies whose "
-                                 "run folders have distinct names")
-            labels[label] = str(run.file)
-            try:
-                profile = load_profile(run.file, metrics, inclusive=False)
-            except CubeFileError as exc:
-                out.skipped.append((str(run.file), str(exc)))
-                continue
-            except OSError as exc:
-                out.skipped.append((str(run.file), f"cannot be read: {exc.strerror or exc}"))
-                continue
-            missing = [m for m in metrics if m not in profile.values]
-            if missing:
-                have = ", ".join(sorted(profile.values)) or "none"
-                out.skipped.append((str(run.file), f"has no values of metric {', '.join(missing)} (it has {have})"))
-                continue
-            rows = np.fromiter((tree.add(list(p)) for p in profile.paths), dtype=np.int64, count=len(profile.paths))
-            measured = MeasuredRun(label, dict(run.coordinates), run.repetition, str(run.file))
-            for metric in metrics:
-                measured.values[metric] = _Sparse(rows, profile.values[metric])  # type: ignore[assignment]
-                out.units.setdefault(metric, profile.metrics[metric].unit)
-            out.runs.append(measured)
+    for run in found:
+        label = run.label or run.file.parent.name
+        if label in labels:
+            raise InputError(run.file, f"run {label!r} appears twice (also {labels[label]}); give studies whose "
+                             "run folders have distinct names")
+        labels[label] = str(run.file)
+    loaded = executors.current().map(load_run, [(run.file, list(metrics)) for run in found],
+                                     description="reading Cube files")
+    for run, profile in zip(found, loaded, strict=True):
+        if isinstance(profile, str):
+            out.skipped.append((str(run.file), profile))
+            continue
+        missing = [m for m in metrics if m not in profile.values]
+        if missing:
+            have = ", ".join(sorted(profile.values)) or "none"
+            out.skipped.append((str(run.file), f"has no values of metric {', '.join(missing)} (it has {have})"))
+            continue
+        rows = np.fromiter((tree.add(list(p)) for p in profile.paths), dtype=np.int64, count=len(profile.paths))
+        measured = MeasuredRun(run.label or run.file.parent.name, dict(run.coordinates), run.repetition, str(run.file))
+        for metric in metrics:
+            measured.values[metric] = _Sparse(rows, profile.values[metric])  # type: ignore[assignment]
+            out.units.setdefault(metric, profile.metrics[metric].unit)
+        out.runs.append(measured)
     if not out.runs:
         reasons = "; ".join(f"{Path(f).name}: {r}" for f, r in out.skipped[:3]) or "no runs found"
         raise InputError(", ".join(map(str, paths)), f"no run could be read ({reasons})")
     for run in out.runs:
         run.values = {m: v.dense(len(tree)) for m, v in run.values.items()}  # type: ignore[attr-defined]
     return out
+
+
+def load_run(file: Path, metrics: Sequence[str]) -> Any:
+    """One run's task: its exclusive per-location values of ``metrics``, or why it cannot be read."""
+    from pmkit.readers.cube_profile import CubeFileError, load_profile
+
+    try:
+        return load_profile(file, metrics, inclusive=False)
+    except CubeFileError as exc:
+        return str(exc)
+    except OSError as exc:
+        return f"cannot be read: {exc.strerror or exc}"
 
 
 class _Sparse:

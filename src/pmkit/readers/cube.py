@@ -9,22 +9,23 @@ minimum/maximum, as in Cube and Extra-P; ``max`` and ``min`` show the slowest an
 location.  The per-location values are kept in ``experiment.locations`` for detectors and
 per-process models.  Where Extra-P merges a call
 path missing from some runs into its parent, pmkit keeps it, NaN where it was not measured, and
-says so in the provenance notes.  Files are decoded on several threads; a file that cannot be read is
+says so in the provenance notes.  Each file is one task of the current executor
+(:mod:`pmkit.executors`: a few threads in-process, worker processes, or a Dask cluster); a task
+decodes its file and, when the per-location values are not kept, reduces them over locations
+before it returns, so only what the Experiment keeps travels back.  A file that cannot be read is
 named in ``provenance.skipped`` and the rest of the study still loads.
 """
 
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from pmkit import progress
+from pmkit import executors
 from pmkit.errors import InputError, UsageError, os_problem
 from pmkit.experiment import CallTree, Experiment, Metric, Provenance
 from pmkit.hookspecs import hookimpl
@@ -37,7 +38,7 @@ AGGREGATIONS: dict[str, Callable[..., np.ndarray]] = {"mean": np.mean, "sum": np
 """How the values of a run's locations become one value: mean (Extra-P weak scaling), sum (strong)."""
 
 PARALLEL_MIN_FILES = 4
-"""From this many files on, files are decoded on several threads.  Threads, not processes: tar
+"""From this many files on, the in-process executor decodes files on several threads.  Threads, not processes: tar
 reads, zlib and numpy release the GIL, and there is nothing to start or pickle.  Measured on the
 128 MB benchmark study (bench/cube_load.py, a shared 2-core machine): serial 0.72 s, two threads
 0.68 s (median of 4; single runs vary ±30 %), two forkserver processes 1.4–2.1 s — the gain is
@@ -58,7 +59,8 @@ class CubeReader:
         Option("metrics", str, "", "comma-separated metrics to decode (default: all)"),
         Option("manifest", str, "", f"TOML or CSV file mapping Cube files to coordinates (default: "
                f"{' or '.join(MANIFEST_NAMES)} in the folder, if present)"),
-        Option("jobs", int, 0, "files decoded at once (threads); 0 chooses, 1 decodes serially", minimum=0),
+        Option("jobs", int, 0, "files decoded at once on threads by the local executor; 0 chooses, 1 decodes "
+               "serially (other executors decode one file per task on their workers)", minimum=0),
         Option("locations", bool, True, "keep the per-location values (for load imbalance and per-process models)"),
         MAX_INFLATED_OPTION,
         MAX_RATIO_OPTION,
@@ -93,45 +95,48 @@ def read_cube(path: Path, values: str = "exclusive", aggregation: str = "mean", 
     study = discover(path, Path(manifest) if manifest else None)
     files = [run.file for run in study.runs]
     limits = Limits(inflated_bytes=max_inflated_mb * MIB, ratio=max_ratio)
-    results = _load_all(files, wanted, values == "inclusive", jobs, limits)
+    reduce_to = None if locations else aggregation
+    results = _load_all(files, wanted, values == "inclusive", jobs, limits, reduce_to)
     return _assemble(path, study, results, wanted, values, aggregation, locations)
 
 
-def _load_one(file: Path, wanted: Sequence[str] | None, inclusive: bool, limits: Limits) -> Profile | str:
+def load_run(file: Path, wanted: Sequence[str] | None, inclusive: bool, limits: Limits,
+             reduce_to: str | None = None) -> Profile | str:
+    """One run's task: its file decoded — each metric reduced over locations by ``reduce_to`` when
+    given — or the problem that kept it from being read, in words."""
     try:
-        return load_profile(file, wanted, inclusive, limits)
+        profile = load_profile(file, wanted, inclusive, limits)
     except CubeFileError as exc:
         return str(exc)
     except OSError as exc:
         return os_problem(exc)
+    if reduce_to is not None:
+        profile.values = {name: reducer(reduce_to, profile.metrics[name].dtype)(matrix, axis=1)
+                          for name, matrix in profile.values.items()}
+    return profile
+
+
+def reducer(aggregation: str, dtype: str) -> Callable[..., np.ndarray]:
+    """How a metric's values over locations become one: ``aggregation``, except that the "sum" of a
+    minimum or maximum over locations is their minimum or maximum (Cube, Extra-P)."""
+    if aggregation == "sum" and dtype in ("MINDOUBLE", "MAXDOUBLE"):
+        return np.min if dtype == "MINDOUBLE" else np.max
+    return AGGREGATIONS[aggregation]
 
 
 def _workers(jobs: int, files: list[Path]) -> int:
     if jobs < 0:
         raise UsageError(f"option jobs must be 0 (automatic) or a positive number, got {jobs}")
     if jobs == 0:
-        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-        jobs = min(cpus, 8) if len(files) >= PARALLEL_MIN_FILES else 1
+        jobs = min(executors.cpu_count(), 8) if len(files) >= PARALLEL_MIN_FILES else 1
     return max(1, min(jobs, len(files)))
 
 
-def _load_all(files: list[Path], wanted: list[str] | None, inclusive: bool, jobs: int,
-              limits: Limits) -> list[Profile | str]:
-    """Decode every file (on several threads when there are enough), reporting progress per file."""
-    workers = _workers(jobs, files)
-    results: list[Profile | str] = []
-    with progress.task("reading Cube files", total=len(files)) as task:
-        if workers == 1:
-            for file in files:
-                results.append(_load_one(file, wanted, inclusive, limits))
-                task.advance()
-            return results
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="pmkit-cube") as pool:
-            for result in pool.map(_load_one, files, [wanted] * len(files), [inclusive] * len(files),
-                                   [limits] * len(files)):
-                results.append(result)
-                task.advance()
-    return results
+def _load_all(files: list[Path], wanted: list[str] | None, inclusive: bool, jobs: int, limits: Limits,
+              reduce_to: str | None) -> list[Profile | str]:
+    """Decode every file, one task each on the current executor, reporting progress per file."""
+    tasks = [(file, wanted, inclusive, limits, reduce_to) for file in files]
+    return executors.current().map(load_run, tasks, description="reading Cube files", threads=_workers(jobs, files))
 
 
 def _assemble(path: Path, study: Study, results: list[Profile | str], wanted: list[str] | None, values: str,
@@ -237,10 +242,7 @@ def _values(metric_info: dict[str, Any], per_point: list[list[tuple[Run, Profile
     measurements: dict[str, np.ndarray] = {}
     per_location: dict[str, list[np.ndarray | None]] = {}
     for name, info in metric_info.items():
-        reduce = AGGREGATIONS[aggregation]
-        if aggregation == "sum" and info.dtype in ("MINDOUBLE", "MAXDOUBLE"):
-            # the "sum" of a minimum or maximum over locations is their minimum or maximum (Cube, Extra-P)
-            reduce = np.min if info.dtype == "MINDOUBLE" else np.max
+        reduce = reducer(aggregation, info.dtype)
         arr = np.full((n_cp, len(per_point), reps), np.nan)
         loc_arrays: list[np.ndarray | None] = []
         for pt, entries in enumerate(per_point):
@@ -251,7 +253,7 @@ def _values(metric_info: dict[str, Any], per_point: list[list[tuple[Run, Profile
                 if matrix is None:
                     continue
                 rows = rows_of[id(prof)]
-                arr[rows, pt, rep] = reduce(matrix, axis=1)
+                arr[rows, pt, rep] = matrix if matrix.ndim == 1 else reduce(matrix, axis=1)  # 1-D: reduced by the task
                 if loc is not None:
                     loc[rows, rep, : matrix.shape[1]] = matrix
             loc_arrays.append(loc)

@@ -48,7 +48,8 @@ class Profile:
     """One decoded ``.cubex`` file.
 
     ``values[metric]`` has shape (len(paths), locations): the exclusive or inclusive value of each
-    call path (a tuple of region names from the root) per location.
+    call path (a tuple of region names from the root) per location — or (len(paths),) once reduced
+    over locations (:func:`pmkit.readers.cube.load_run`).
     """
 
     file: str

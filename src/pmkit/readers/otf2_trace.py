@@ -12,22 +12,22 @@ scaling; ``sum`` for strong scaling) and kept per location; a call path absent f
 
 A study is a folder of run folders in Extra-P's naming (``app.p8.r1/traces.otf2``,
 :mod:`pmkit.readers.otf2_study`); a run that cannot be read is named in ``provenance.skipped`` and
-the others still load.  Event files are read per location chunk (:func:`read_run` hands chunks to
-threads); needs the ``otf2`` package (``pip install 'pmkit-hpc[otf2]'``).
+the others still load.  Event files are read per location chunk, one task of the current executor
+each (:mod:`pmkit.executors`: threads in-process, worker processes or a Dask cluster; the chunks of
+every run go out at once); a task drops the MPI calls and messages when the event table is not
+kept.  Needs the ``otf2`` package (``pip install 'pmkit-hpc[otf2]'``).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from pmkit import progress
+from pmkit import executors
 from pmkit.errors import InputError, UsageError
 from pmkit.experiment import CallTree, Experiment, Metric, Provenance
 from pmkit.hookspecs import hookimpl
@@ -38,7 +38,8 @@ from pmkit.readers.cube_study import Run
 _CUBE_OPTIONS = {option.name: option for option in CubeReader.options}
 
 PARALLEL_MIN_EVENTS = 4_000_000
-"""From this many events on, a run's locations are read in chunks on several threads.  Only the
+"""From this many events on, a run's locations are read in several chunks (on threads in-process, as
+tasks on the workers of other executors).  Only the
 reading and replay run in parallel (the assembly of the experiment does not), so threads pay for
 traces with many events per MPI call.  Measured with bench/otf2_read.py (8 ranks, a loaded 2-core
 machine): 2.0 M events with 333 k MPI calls read at 3.8 M events/s on one thread and 2.7 M/s on two;
@@ -60,7 +61,8 @@ class Otf2Reader:
     options = (
         _CUBE_OPTIONS["values"],
         _CUBE_OPTIONS["aggregation"],
-        Option("jobs", int, 0, "threads reading a run's event files; 0 chooses, 1 reads serially"),
+        Option("jobs", int, 0, "location chunks of a run read at once on threads by the local executor; 0 chooses, "
+               "1 reads serially (other executors read the chunks as tasks on their workers)"),
         _CUBE_OPTIONS["locations"],
         Option("events", bool, True, "keep every MPI call in experiment.events (for communication detectors)"),
     )
@@ -84,12 +86,11 @@ class RunData:
     notes: list[str] = field(default_factory=list)
 
 
-def _workers(jobs: int, events: int, chunks: int) -> int:
+def _workers(jobs: int, events: int, chunks: int, cpus: int | None = None) -> int:
     if jobs < 0:
         raise UsageError(f"option jobs must be 0 (automatic) or a positive number, got {jobs}")
     if jobs == 0:
-        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-        jobs = min(cpus, 8) if events >= PARALLEL_MIN_EVENTS else 1
+        jobs = min(cpus or executors.cpu_count(), 8) if events >= PARALLEL_MIN_EVENTS else 1
     return max(1, min(jobs, chunks))
 
 
@@ -104,26 +105,67 @@ def location_chunks(locations: Sequence[Any], chunks: int) -> list[list[int]]:
     return [sorted(g) for g in groups if g]
 
 
-def read_run(run: Run, jobs: int = 0) -> RunData:
-    """Definitions and per-location results of one trace; chunks of locations may go to threads."""
+def read_chunk(definitions: Any, refs: list[int], keep_events: bool = True) -> list[Any] | InputError:
+    """One task: the locations ``refs`` of a trace read (:func:`~pmkit.readers.otf2_events.read_locations`),
+    without their MPI calls and messages unless ``keep_events``; the InputError of a location that
+    cannot be read is returned, so that the run is skipped as in-process, wherever the task ran."""
+    from pmkit.readers import otf2_events as ev
+
+    try:
+        traces = ev.read_locations(definitions, refs)
+    except InputError as exc:
+        return exc
+    if keep_events:
+        return traces
+    return [replace(t, calls=np.empty((0, t.calls.shape[1]), t.calls.dtype),
+                    messages=np.empty((0, t.messages.shape[1]), t.messages.dtype)) for t in traces]
+
+
+def _definitions(run: Run) -> Any:
     from pmkit.readers.otf2_definitions import read_definitions
-    from pmkit.readers.otf2_events import read_locations
 
     anchor = Path(run.file)
     if not anchor.is_file():
         raise InputError(anchor, "no such anchor file")
-    definitions = read_definitions(anchor)
-    events = sum(loc.events for loc in definitions.locations)
-    workers = _workers(jobs, events, len(definitions.locations))
-    chunks = location_chunks(definitions.locations, workers)
-    if workers == 1:
-        results = [read_locations(definitions, refs) for refs in chunks]
-    else:
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="pmkit-otf2") as pool:
-            results = list(pool.map(lambda refs: read_locations(definitions, refs), chunks))
-    locations = sorted((loc for chunk in results for loc in chunk), key=lambda loc: (loc.rank, loc.thread, loc.ref))
-    notes = list(definitions.notes) + [note for loc in locations for note in loc.notes]
-    return RunData(run, definitions, locations, notes)
+    return read_definitions(anchor)
+
+
+def read_runs(runs: Sequence[Run], jobs: int = 0, keep_events: bool = True) -> list[RunData | InputError]:
+    """Definitions and per-location results of each run's trace, or the InputError that kept it from
+    being read; the location chunks of every run are tasks of the current executor."""
+    executor = executors.current()
+    cpus = executor.workers if executor.remote else None
+    found: list[Any] = []
+    tasks: list[tuple[Any, list[int], bool]] = []
+    owner: list[int] = []
+    threads = 1
+    for number, run in enumerate(runs):
+        try:
+            definitions = _definitions(run)
+        except InputError as exc:
+            found.append(exc)
+            continue
+        found.append(definitions)
+        events = sum(loc.events for loc in definitions.locations)
+        workers = _workers(jobs, events, len(definitions.locations), cpus)
+        threads = max(threads, workers)
+        for refs in location_chunks(definitions.locations, workers):
+            tasks.append((definitions, refs, keep_events))
+            owner.append(number)
+    results = executor.map(read_chunk, tasks, description="reading OTF2 traces", threads=threads)
+    chunks: list[list[Any]] = [[] for _ in runs]
+    for number, result in zip(owner, results, strict=True):
+        chunks[number].append(result)
+    out: list[RunData | InputError] = []
+    for run, definitions, parts in zip(runs, found, chunks, strict=True):
+        failed = next((part for part in parts if isinstance(part, InputError)), None)
+        if isinstance(definitions, InputError) or failed is not None:
+            out.append(definitions if isinstance(definitions, InputError) else failed)
+            continue
+        locations = sorted((loc for part in parts for loc in part), key=lambda loc: (loc.rank, loc.thread, loc.ref))
+        notes = list(definitions.notes) + [note for loc in locations for note in loc.notes]
+        out.append(RunData(run, definitions, locations, notes))
+    return out
 
 
 def read_traces(path: Path, values: str = "exclusive", aggregation: str = "mean", jobs: int = 0,
@@ -141,15 +183,13 @@ def read_traces(path: Path, values: str = "exclusive", aggregation: str = "mean"
     provenance = Provenance(reader="otf2", aggregation=f"{values} values, {aggregation} over locations")
     provenance.notes.extend(study.notes)
     loaded: list[RunData] = []
-    with progress.task("reading OTF2 traces", total=len(study.runs)) as task:
-        for run in study.runs:
-            try:
-                loaded.append(read_run(run, jobs))
-            except InputError as exc:
-                if len(study.runs) == 1:
-                    raise
-                provenance.skipped.append((str(run.file), str(exc)))
-            task.advance()
+    for run, data in zip(study.runs, read_runs(study.runs, jobs, events), strict=True):
+        if isinstance(data, InputError):
+            if len(study.runs) == 1:
+                raise data
+            provenance.skipped.append((str(run.file), str(data)))
+        else:
+            loaded.append(data)
     if not loaded:
         reasons = "; ".join(r for _, r in provenance.skipped[:3])
         raise InputError(path, f"none of the {len(study.runs)} traces could be read ({reasons})")
