@@ -10,6 +10,7 @@ import shutil
 import signal
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 pytest.importorskip("distributed", reason="the Dask executor needs dask and distributed: pip install 'pmkit-hpc[dask]'")
@@ -135,4 +136,11 @@ def test_a_process_pool_reads_and_models_as_in_process(study, monkeypatch):
         models = pmkit.model(there, executor=pool)
     here = pmkit.read(study, locations=False)
     assert experiment_differences(here, there) == []
-    assert model_differences(pmkit.model(here), models) == []
+    local = pmkit.model(here)
+    assert model_differences(local, models) == []
+    target = {name: 4 * float(max(here.points[:, k])) for k, name in enumerate(here.parameters)}
+    _, low, high = local.predict(target)
+    assert np.isfinite(low).any() and (low <= high).all()
+    # chunks come back without their alternatives; the intervals are refitted here, the same as in-process
+    assert np.array_equal(models.predict(target)[1], low, equal_nan=True)
+    assert np.array_equal(models.predict(target)[2], high, equal_nan=True)

@@ -12,6 +12,7 @@ than modeling them (the refining search fits ~100,000 series/s on one core).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -20,11 +21,13 @@ import numpy as np
 
 from pmkit.errors import PluginError
 from pmkit.executors import Executor
+from pmkit.intervals import Uncertainty
 from pmkit.models import ModelSet
 from pmkit.plugins import Registration, call, returned
 from pmkit.series import SeriesBatch
 
 if TYPE_CHECKING:
+    from pmkit.intervals import AlternativeTable
     from pmkit.modelcolumns import ModelColumns
 
 MIN_SERIES = 10_000
@@ -68,8 +71,13 @@ def model_chunk(entry: Registration, options: Mapping[str, Any], chunk: SeriesBa
 
 def chunk_result(models: ModelSet) -> tuple[str, ModelColumns]:
     """What a task sends back for its chunk: the set's modeler and its models as columns (a few arrays,
-    not an object per model)."""
-    return models.modeler, models.columns
+    not an object per model), without the closure that builds their alternatives on first use (it holds
+    the chunk's fits; :func:`model_batch` refits the alternatives a view asks for)."""
+    import copy
+
+    columns = copy.copy(models.columns)
+    columns.uncertainty = None
+    return models.modeler, columns
 
 
 def combine_chunks(parameters: Sequence[str], parts: Sequence[tuple[str, ModelColumns]]) -> ModelSet:
@@ -131,7 +139,42 @@ def model_batch(entry: Registration, options: Mapping[str, Any], batch: SeriesBa
     tasks = [(entry, dict(options), chunk_of(batch, start, stop)) for start, stop in bounds]
     parts = executor.map(model_chunk, tasks, description=f"modeling {len(batch):,} series in {len(tasks)} chunks "
                                                          f"on {executor.name}")
-    return combine_chunks(batch.parameters, parts)
+    models = combine_chunks(batch.parameters, parts)
+    models.columns.uncertainty = Uncertainty(functools.partial(refitted_alternatives, entry, dict(options), batch),
+                                             len(batch))
+    return models
+
+
+def refitted_alternatives(entry: Registration, options: Mapping[str, Any], batch: SeriesBatch,
+                          wanted: np.ndarray) -> AlternativeTable:
+    """The alternatives (prediction intervals) of the series ``wanted`` of a batch modeled in chunks: those
+    series modeled again here, which gives their models to the last bit (the modeler declares
+    ``independent_series``), and their set's alternatives put in a table of the whole batch. Only the
+    series a view asks for are refitted; a table without rows has no interval."""
+    from pmkit.intervals import AlternativeTable
+
+    rows = np.flatnonzero(wanted)
+    if rows.size == 0:
+        table = AlternativeTable.empty(batch.parameters, len(batch))
+        table.weight[:] = 0.0
+        return table
+    some = returned(entry, "model", call(entry, "model", rows_of(batch, rows), **options), ModelSet, "a ModelSet")
+    found = None if some.uncertainty is None else some.uncertainty.table()
+    if found is None:
+        table = AlternativeTable.empty(batch.parameters, len(batch))
+        table.weight[:] = 0.0
+        return table
+    table = AlternativeTable.empty(batch.parameters, len(batch), found.weight.shape[1], found.coef.shape[2] - 1)
+    table.weight[:] = 0.0
+    table.put(rows, found)
+    return table
+
+
+def rows_of(batch: SeriesBatch, rows: np.ndarray) -> SeriesBatch:
+    """The series ``rows`` of ``batch`` (a sorted index), with the same points."""
+    constraints = None if batch.constraints is None else [batch.constraints[i] for i in rows]
+    return SeriesBatch(batch.parameters, batch.points, batch.values[rows], [batch.callpaths[i] for i in rows],
+                       [batch.metrics[i] for i in rows], constraints, batch.experiment)
 
 
 def _compiled_kernels() -> None:
