@@ -48,7 +48,11 @@ from synthetic import speed_batch
 BENCH_DIR = Path(__file__).resolve().parent
 ROOT = BENCH_DIR.parent
 CACHE = BENCH_DIR / ".cache"
-ENV = {**os.environ, "PMKIT_DISABLE_PLUGIN_AUTOLOAD": "1", "COLUMNS": "120"}
+ENV = {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
+       "PMKIT_DISABLE_PLUGIN_AUTOLOAD": "1", "COLUMNS": "120"}
+"""The measured commands' environment: plugins of the machine left out, and bytecode cached as an
+installed package has it (``pip install`` compiles it; a shell with ``PYTHONDONTWRITEBYTECODE`` set
+would make every run compile pmkit's ~90 modules again, ~0.2 s — :func:`main` compiles them first)."""
 
 PMKIT_STAGES = r"""
 import io, json, sys, time
@@ -227,6 +231,8 @@ def main(argv: list[str] | None = None) -> int:
     million = 20_000 if args.quick else 1_000_000
     subset = 1_000
     args.folder.mkdir(parents=True, exist_ok=True)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "src")], check=True, env=ENV,
+                   stdout=subprocess.DEVNULL)
     rev = reference_rev(args.reference_rev)
     head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout
     print(f"end to end, HEAD {head.strip()}, models compared with {rev}; load {os.getloadavg()[0]:.1f} "
