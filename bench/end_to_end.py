@@ -6,6 +6,7 @@ Usage::
     nice -n 10 python bench/end_to_end.py                  # the issue's sizes (several minutes)
     python bench/end_to_end.py --quick                     # 10,000 series instead of 100,000 / 1,000,000
     python bench/end_to_end.py --reference-rev 465a265     # the code whose models must come out unchanged
+    python bench/end_to_end.py --before                    # model --json, show, show --json: reference vs HEAD
 
 Inputs are Extra-P text files written here from :func:`synthetic.speed_batch` (seed 7): one
 parameter at x = 2..32 (5 points) and two parameters on the 5×5 grid, call paths
@@ -36,6 +37,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import math
 import os
 import subprocess
 import sys
@@ -48,7 +50,11 @@ from synthetic import speed_batch
 BENCH_DIR = Path(__file__).resolve().parent
 ROOT = BENCH_DIR.parent
 CACHE = BENCH_DIR / ".cache"
-ENV = {**os.environ, "PMKIT_DISABLE_PLUGIN_AUTOLOAD": "1", "COLUMNS": "120"}
+ENV = {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
+       "PMKIT_DISABLE_PLUGIN_AUTOLOAD": "1", "COLUMNS": "120"}
+"""The measured commands' environment: plugins of the machine left out, and bytecode cached as an
+installed package has it (``pip install`` compiles it; a shell with ``PYTHONDONTWRITEBYTECODE`` set
+would make every run compile pmkit's ~90 modules again, ~0.2 s — :func:`main` compiles them first)."""
 
 PMKIT_STAGES = r"""
 import io, json, sys, time
@@ -213,6 +219,29 @@ def stage_lines(marks: dict) -> list[str]:
     return [line(f"  {name}", m) for name, m in marks.items()] + [line("  sum of stages", total)]
 
 
+def before_after(rev: str, path: Path, n: int, rounds: int = 3) -> int:
+    """``pmkit model --json``, ``pmkit show`` and ``pmkit show --json`` on ``path`` by the code at ``rev``
+    (bytecode compiled, as for HEAD) and by HEAD, alternately; the best wall and CPU seconds of ``rounds``."""
+    reference_models(rev, path)  # unpacks the reference's source
+    source = CACHE / f"src-{rev}" / "src"
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(source)], check=True, env=ENV,
+                   stdout=subprocess.DEVNULL)
+    commands = {"model --json": ["model", str(path), "--json", "--out", os.devnull], "show": ["show", str(path)],
+                "show --json": ["show", str(path), "--json"]}
+    best: dict[tuple[str, str], tuple[float, float]] = {}
+    for _ in range(rounds):
+        for label, command in commands.items():
+            for who, env in ((rev, {**ENV, "PYTHONPATH": str(source)}), ("HEAD", ENV)):
+                result = run([sys.executable, "-m", "pmkit.cli", *command], env=env)
+                wall, cpu = best.get((label, who), (math.inf, math.inf))
+                best[(label, who)] = (min(wall, result["wall"]), min(cpu, result["cpu"]))
+    print(f"\n{n:,} one-parameter series, best of {rounds}; load {os.getloadavg()[0]:.1f} after the runs")
+    for label in commands:
+        (bw, bc), (aw, ac) = best[(label, rev)], best[(label, "HEAD")]
+        print(f"  {label:14} {rev}: {bw:5.2f} s wall {bc:5.2f} s cpu    HEAD: {aw:5.2f} s wall {ac:5.2f} s cpu")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="10,000 series instead of 100,000 and 1,000,000")
@@ -222,16 +251,22 @@ def main(argv: list[str] | None = None) -> int:
                         help="Extra-P's modelers to run (the faster one is compared; default: default refining)")
     parser.add_argument("--skip-million", action="store_true", help="leave out the 1,000,000-series memory run")
     parser.add_argument("--folder", type=Path, default=CACHE / "inputs", help="where the inputs are kept")
+    parser.add_argument("--before", action="store_true", help="only time model --json, show and show --json on "
+                        "the one-parameter file with the code at --reference-rev and at HEAD, alternately (best of 3)")
     args = parser.parse_args(argv)
     large = 10_000 if args.quick else 100_000
     million = 20_000 if args.quick else 1_000_000
     subset = 1_000
     args.folder.mkdir(parents=True, exist_ok=True)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "src")], check=True, env=ENV,
+                   stdout=subprocess.DEVNULL)
     rev = reference_rev(args.reference_rev)
     head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout
     print(f"end to end, HEAD {head.strip()}, models compared with {rev}; load {os.getloadavg()[0]:.1f} "
           f"on {os.cpu_count()} CPUs (wall figures provisional on a shared machine)", flush=True)
     pmkit = [sys.executable, "-m", "pmkit.cli"]
+    if args.before:
+        return before_after(rev, input_file(args.folder, large, 1), large)
     rates: dict[str, tuple[float, float]] = {}
     """Series per second of wall-clock time and per CPU-second, by case."""
     out = args.folder / "out"

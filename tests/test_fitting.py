@@ -170,6 +170,29 @@ def test_relative_search_numba_equals_numpy_and_lstsq() -> None:
     assert one["crit"][0, 0] == pytest.approx(rel * pen2[h], rel=1e-9)
 
 
+def test_relative_search_on_threads_equals_one_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Many series run in blocks of rows on several threads: shared and per-series tables, and a
+    ``rising`` mask, come out bit for bit as on one thread."""
+    rng = np.random.default_rng(8)
+    Y = _noisy(rng, 301)
+    basis = np.array([X, X ** 2, X ** 0.5 * np.log2(X), X ** -1.0, np.log2(X) ** 1.5])
+    stats = basis_stats(basis)
+    pen2 = np.array([1.0, 1.0, 4.0, 2.0, 3.0])
+    weights = kernels.relative_weights(Y)
+    positive, rising = np.array([False, False, False, True, False]), rng.random(len(Y)) < 0.3
+    monkeypatch.setattr(kernels, "_cpus", lambda: 3)
+    for idx, slot_of, slots in ((np.arange(5)[None, :], np.array([0, 0, 1, 1, 2]), 3),
+                                (rng.integers(-1, 5, (len(Y), 4)), np.arange(4), 4)):
+        results = []
+        for smallest in (10**9, 10):
+            monkeypatch.setattr(kernels, "PARALLEL_MIN_SERIES", smallest)
+            results.append(kernels.relative_search(Y, weights, stats.basis, stats.valid, pen2, idx, slot_of, slots,
+                                                   positive=positive, rising=rising))
+        for name in results[0]:
+            np.testing.assert_array_equal(results[0][name], results[1][name])
+        assert (results[1]["k"] >= 0).any()
+
+
 def test_start_table_is_a_farey_sequence_covering_extrap_basic() -> None:
     table = start_table(5, True, 1)
     alphas = {F(int(n), int(d)) for s, n, d in zip(table.slices, table.num, table.den, strict=True) if s == 0}

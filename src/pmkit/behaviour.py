@@ -20,6 +20,7 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 
 import numpy as np
 
@@ -217,7 +218,7 @@ def describe(function: Function, parameter: str | None = None, start: float = 1.
     growing = max(rising) if rising else None
     limit = constant if all(s < (0, 0) for s in shapes) else None
 
-    grid = start * 2.0 ** (np.arange(int(math.log2(horizon / start) * GRID_PER_DOUBLING) + 1) / GRID_PER_DOUBLING)
+    grid = _grid(start, horizon)
     if len(terms) == 1 and start >= 1 and 0 in shapes[0]:
         kind, negative_from = _monotone(terms[0].coefficient, shapes[0], constant, start, float(grid[-1]))
         return Behaviour(parameter, line, start, horizon, kind, falling, growing, limit, negative_from=negative_from)
@@ -244,6 +245,15 @@ def describe(function: Function, parameter: str | None = None, start: float = 1.
     return Behaviour(parameter, line, start, horizon, kind, falling, growing, limit, turning,
                      None if turning is None else float(line.evaluate(turning)),
                      maxima[0] if maxima else None, negative_from)
+
+
+@lru_cache(maxsize=16)
+def _grid(start: float, horizon: float) -> np.ndarray:
+    """The search grid from ``start`` to ``horizon``, :data:`GRID_PER_DOUBLING` points per doubling
+    (read-only): made once per (start, horizon), which a view's every row shares."""
+    grid = start * 2.0 ** (np.arange(int(math.log2(horizon / start) * GRID_PER_DOUBLING) + 1) / GRID_PER_DOUBLING)
+    grid.flags.writeable = False
+    return grid
 
 
 def _first_finite(values: np.ndarray) -> float:

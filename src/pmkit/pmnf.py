@@ -12,6 +12,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -186,10 +187,14 @@ class Term:
     factors: tuple[Factor, ...] = ()
 
     def __post_init__(self) -> None:
-        kept = tuple(sorted(f for f in self.factors if not f.is_trivial))
-        names = [f.parameter for f in kept]
-        if len(set(names)) != len(names):
-            raise ValueError(f"a term has more than one factor for the same parameter: {names}")
+        factors = self.factors
+        if len(factors) == 1 and type(factors) is tuple:  # most terms: nothing to sort or to compare
+            kept = () if factors[0].is_trivial else factors
+        else:
+            kept = tuple(sorted(f for f in factors if not f.is_trivial))
+            names = [f.parameter for f in kept]
+            if len(set(names)) != len(names):
+                raise ValueError(f"a term has more than one factor for the same parameter: {names}")
         object.__setattr__(self, "coefficient", float(self.coefficient))
         object.__setattr__(self, "factors", kept)
 
@@ -232,6 +237,15 @@ class Term:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Term:
         return cls(float(data["coefficient"]), tuple(Factor.from_json(f) for f in data.get("factors", ())))
+
+
+@lru_cache(maxsize=4096)
+def _factor_derivative(factor: Factor) -> tuple[tuple[float, Factor] | None, tuple[float, Factor] | None]:
+    """The two parts of ``d(x^a·log2(x)^b)/dx``: ``(a, x^(a-1)·log2(x)^b)`` and ``(b, x^(a-1)·log2(x)^(b-1))``
+    (None where ``a`` or ``b`` is 0), made once per factor — the exponents' fractions are slow to redo."""
+    a, b = factor.exponent, factor.log_exponent
+    return ((float(a), Factor(factor.parameter, a - 1, b)) if a != 0 else None,
+            (float(b), Factor(factor.parameter, a - 1, b - 1)) if b != 0 else None)
 
 
 @dataclass(frozen=True)
@@ -346,12 +360,11 @@ class Function:
                 continue
             (factor,) = own
             others = tuple(f for f in term.factors if f.parameter != parameter)
-            a, b = factor.exponent, factor.log_exponent
-            if a != 0:
-                terms.append(Term(term.coefficient * float(a), (*others, Factor(parameter, a - 1, b))))
-            if b != 0:
-                terms.append(Term(term.coefficient * float(b) / math.log(2.0),
-                                  (*others, Factor(parameter, a - 1, b - 1))))
+            power, log = _factor_derivative(factor)
+            if power is not None:
+                terms.append(Term(term.coefficient * power[0], (*others, power[1])))
+            if log is not None:
+                terms.append(Term(term.coefficient * log[0] / math.log(2.0), (*others, log[1])))
         return Function(self.parameters, 0.0, tuple(terms))
 
     def extrap_text(self, digits: int = 10) -> str:

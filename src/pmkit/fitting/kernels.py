@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -32,6 +33,13 @@ PAIR_DEGENERATE = 1e-10
 """Two basis rows whose weighted correlation leaves less than this share of ``Σf²·Σg²`` are collinear."""
 RELATIVE_FLOOR = 1e-6
 """Relative weights treat ``|y|`` below this share of the series' largest ``|y|`` as that share (zeros)."""
+
+PARALLEL_MIN_SERIES = 20_000
+"""From this many series on, a per-series kernel runs on several threads, each on a block of rows (the
+kernels release the GIL; every series is independent, so the results are the same).  Measured on 2
+CPUs, one of them busy with another process: the relative search of 100,000 five-point series over 200
+hypotheses took 0.21 s of wall-clock time on two threads against 0.26 s on one (best of 8 each; the
+same 0.25 s of CPU)."""
 
 _compiled: dict[str, Callable[..., Any]] = {}
 
@@ -54,6 +62,27 @@ def _jit(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
 
         compiled = _compiled[name] = numba.njit(cache=True, nogil=True)(func)
     return compiled
+
+
+def _cpus() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def _run_rows(kernel: Callable[..., Any], count: int, args: tuple, rows: tuple[bool, ...]) -> None:
+    """``kernel(*args)`` over ``count`` series, in blocks of rows on several threads when there are many:
+    ``rows[a]`` says whether argument ``a`` has a row per series (sliced per block) or is shared."""
+    workers = min(_cpus(), 8) if count >= PARALLEL_MIN_SERIES else 1
+    if workers == 1:
+        kernel(*args)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    bounds = [count * w // workers for w in range(workers + 1)]
+    blocks = [tuple(a[lo:hi] if per_row else a for a, per_row in zip(args, rows, strict=True))
+              for lo, hi in pairwise(bounds)]
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="pmkit-kernel") as pool:
+        for done in [pool.submit(kernel, *block) for block in blocks]:
+            done.result()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -291,7 +320,9 @@ def relative_search(Y: np.ndarray, weights: np.ndarray, basis: np.ndarray, valid
     if use_numba is None:
         use_numba = numba_enabled()
     if use_numba and count > 0:
-        _jit("relative_search", _relative_search_loop)(*args)
+        shared = args[8]
+        rows = (True, True, False, False, False, True, False, not shared, False, False, True, True, True, True, True)
+        _run_rows(_jit("relative_search", _relative_search_loop), count, args, rows)
     else:
         _relative_search_numpy(*args)
     out["raw_err"] = np.sqrt(out["raw_err"] / max(Y.shape[1], 1))
