@@ -11,6 +11,7 @@ import pytest
 import pmkit
 from pmkit.cli import main
 from pmkit.experiment import CallTree, Experiment, Metric
+from pmkit.fitting import kernels
 from pmkit.intervals import AlternativeTable, Interval
 from pmkit.models import Model, ModelSet
 from pmkit.pmnf import Function
@@ -207,3 +208,82 @@ def test_alternatives_are_built_only_for_the_rows_asked_for() -> None:
     row = report.rows[int(np.flatnonzero(report.columns.has_function)[0])]
     assert math.isfinite(row.low) and fresh.uncertainty.built.sum() == 1
     assert np.isfinite(report.columns.low[report.columns.has_function]).all() and fresh.uncertainty.built.all()
+
+
+# the compiled paths equal their numpy references to the last bit
+
+def test_mixture_terms_kernel_equals_numpy() -> None:
+    rng = np.random.default_rng(3)
+    rows, k = 400, 7
+    weight = rng.dirichlet(np.ones(k), rows)
+    weight[::9, 3] = 0.0
+    positive = rng.random((rows, k)) < 0.8
+    center = rng.normal(0, 3, (rows, k))
+    center[::13, 1] = np.nan
+    spread = np.abs(rng.normal(0, 1, (rows, k)))
+    spread[::5, 2] = 0.0
+    spread[::17, 4] = np.nan
+    df = rng.integers(1, 6, (rows, k)).astype(float)
+    df[::11, 0] = 2.5
+    picked = rng.permutation(rows)[:300]
+    q = np.exp(rng.normal(0, 3, picked.size)) * np.where(rng.random(picked.size) < 0.1, -1, 1)
+    q[::7] = 0.0
+    q[::29] = np.nan
+    args = (weight, positive, center, spread, df, picked, q)
+    fast = kernels.mixture_terms(*args, use_numba=True)
+    slow = kernels.mixture_terms(*args, use_numba=False)
+    assert fast.shape == (picked.size, k)
+    np.testing.assert_array_equal(fast, slow)
+    assert np.isfinite(slow).sum() > 0.9 * slow.size
+
+
+def _one_parameter() -> Experiment:
+    rng = np.random.default_rng(5)
+    x = np.array([2.0, 4, 8, 16, 32, 64])
+    a, b = rng.uniform(0.5, 5, (2, 60, 1))
+    laws = [a + b * x, a + b * x * np.log2(x), a + b * x ** 1.5, a + 0 * x, a + b / x, a + b * np.log2(x)]
+    values = np.vstack(laws) * (1 + rng.uniform(-0.05, 0.05, (360, x.size)))
+    values[0] = 0.0  # zeros
+    values[1, 2] = np.nan  # a missing point
+    values[2] = 7.0  # exactly constant
+    values[3] = -values[3]  # negative
+    values[4, :3] = np.nan  # two points left
+    reps = values[:, :, None] * (1 + rng.uniform(-0.02, 0.02, (1, 1, 3)))
+    reps[::2, :, 1:] = np.nan  # half the series with one repetition
+    return experiment(("p",), x[:, None], reps)
+
+
+def _two_parameters() -> Experiment:
+    rng = np.random.default_rng(6)
+    grid = np.array([(p, s) for p in (27.0, 64, 125, 216, 343) for s in (25.0, 30, 35, 40, 45)])
+    p, s = grid[:, 0], grid[:, 1]
+    laws = [3 + 0.01 * s ** 3, 2 + 0.5 * np.log2(p) * s ** 2 / 100, 1 + 2 * p ** (1 / 3) + 0.3 * s, 5 + 0 * p]
+    values = np.repeat(np.vstack(laws), 15, axis=0) * (1 + rng.uniform(-0.05, 0.05, (60, len(grid))))
+    values[0, :4] = np.nan
+    values[1] = 0.0
+    return experiment(("p", "size"), grid, values[:, :, None])
+
+
+def _segmented() -> Experiment:
+    rng = np.random.default_rng(7)
+    x = 2.0 ** np.arange(1, 12)
+    change = np.where(x < 64, 3 + 0.5 * x, 3 + 0.5 * 64 + 5 * (x - 64))
+    values = np.vstack([np.tile(change, (20, 1)), np.tile(2 + x ** 0.5, (20, 1))])
+    values = values * (1 + rng.uniform(-0.02, 0.02, values.shape))
+    return experiment(("p",), x[:, None], values[:, :, None])
+
+
+@pytest.mark.parametrize(("study", "point"), [(_one_parameter, {"p": 256.0}),
+                                              (_two_parameters, {"p": 1372.0, "size": 180.0}),
+                                              (_segmented, {"p": 8192.0})])
+def test_intervals_equal_with_and_without_the_compiled_kernels(study, point, monkeypatch) -> None:
+    if not kernels.numba_enabled():
+        pytest.skip("numba is not installed")
+    compiled = pmkit.model(study())
+    reference = pmkit.model(study())
+    fast = compiled.predict(point, level=0.9)
+    monkeypatch.setattr(kernels, "numba_enabled", lambda: False)
+    slow = reference.predict(point, level=0.9)
+    for a, b in zip(fast, slow, strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert np.isfinite(slow[1]).mean() > 0.5
