@@ -287,3 +287,25 @@ def test_intervals_equal_with_and_without_the_compiled_kernels(study, point, mon
     for a, b in zip(fast, slow, strict=True):
         np.testing.assert_array_equal(a, b)
     assert np.isfinite(slow[1]).mean() > 0.5
+
+
+@pytest.mark.parametrize("points", [5, 11, 150])
+def test_line_fits_kernel_equals_numpy(points) -> None:
+    rng = np.random.default_rng(points)
+    Ys = np.exp(rng.normal(0, 2, (60, points)))
+    Ys[0] = 0.0
+    Ys[1, 0] = np.nan
+    Ys[2, 1:] = 0.0
+    Ys[3] = -Ys[3]
+    basis = np.exp(rng.normal(0, 1, (9, points)))
+    basis[0] = 0.0  # the constant model
+    basis[1] = 4.0  # flat
+    basis[2, -1] = np.inf
+    w = 1 / np.maximum(np.abs(Ys), 1e-3) ** 2
+    with np.errstate(all="ignore"):
+        sums = (w.sum(axis=1), (w * Ys).sum(axis=1), w @ basis.T, w @ (basis * basis).T, (w * Ys) @ basis.T)
+        fast = kernels.line_fits(Ys, basis, *sums, use_numba=True)
+        slow = kernels.line_fits(Ys, basis, *sums, use_numba=False)
+    for a, b in zip(fast, slow, strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert np.isfinite(slow[2]).mean() > 0.5

@@ -158,16 +158,17 @@ def single_alternatives(parameter: str, x: np.ndarray, Y: np.ndarray, fits: Sing
     rep_var, rep_dof = (np.full(count, np.nan), np.zeros(count)) if noise is None else noise
     cands = candidates(x, settings)
     chunk = max(16, CHUNK_VALUES // (len(cands.basis) * n))
+    terms = fits.terms(x)  # the chosen laws' columns, once for all chunks
     for start in range(0, count, chunk):
         part = slice(start, min(start + chunk, count))
-        _single_chunk(x, Y[part], fits, np.arange(count)[part], cands, rep_var[part], rep_dof[part], settings, keep,
-                      temperature, out)
+        _single_chunk(Y[part], fits, terms, np.arange(count)[part], cands, rep_var[part], rep_dof[part], settings,
+                      keep, temperature, out)
     return out
 
 
-def _single_chunk(x: np.ndarray, Y: np.ndarray, fits: SingleFits, rows: np.ndarray, cands: Candidates,
-                  rep_var: np.ndarray, rep_dof: np.ndarray, settings: RefineSettings, keep: int, temperature: float,
-                  out: AlternativeTable) -> None:
+def _single_chunk(Y: np.ndarray, fits: SingleFits, terms: tuple[np.ndarray, np.ndarray], rows: np.ndarray,
+                  cands: Candidates, rep_var: np.ndarray, rep_dof: np.ndarray, settings: RefineSettings, keep: int,
+                  temperature: float, out: AlternativeTable) -> None:
     count, n = Y.shape
     largest = np.abs(Y).max(axis=1, keepdims=True)
     largest = np.where(largest > 0, largest, 1.0)
@@ -176,8 +177,7 @@ def _single_chunk(x: np.ndarray, Y: np.ndarray, fits: SingleFits, rows: np.ndarr
     cand, crit = candidate_criteria(Y, cands)
     cand_alpha, cand_beta = cands.alpha, cands.beta
     # the chosen law, refitted the same way (up to three columns), is alternative 0
-    first, second = fits.terms(x)
-    first, second = first[rows], second[rows]
+    first, second = terms[0][rows], terms[1][rows]
     chosen_design = np.stack([np.ones_like(first), first, second], axis=2)
     chosen_coef = np.stack([fits.c0[rows], fits.c1[rows], fits.c2[rows]], axis=1) / largest
     chosen_coef = np.where(fits.constant[rows, None], chosen_coef * [1, 0, 0], chosen_coef)
