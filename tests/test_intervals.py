@@ -118,6 +118,20 @@ def test_show_prints_the_interval_and_json_carries_it(weak_study, capsys) -> Non
     assert "90% interval" in capsys.readouterr().out
 
 
+def test_the_caption_mentions_brackets_only_when_a_row_shows_an_interval(tmp_path, capsys) -> None:
+    x = [2, 4, 8, 16, 32]
+    lines = ["PARAMETER p", "POINTS " + " ".join(f"( {v} )" for v in x), "METRIC time"]
+    for name, c in (("a", 0.5), ("b", 0.25)):
+        lines += [f"REGION {name}"] + [f"DATA {1 + c * v * v!r}" for v in x]  # exact: as sure as its digits
+    path = tmp_path / "exact.txt"
+    path.write_text("\n".join(lines) + "\n")
+    for extra in ([], ["--markdown"]):
+        assert main(["show", str(path), *extra]) == 0
+        out = " ".join(capsys.readouterr().out.split())
+        assert "predicted ÷ fitted at the largest measured point; then: predicted at the target" in out
+        assert " … ×" not in out and "in brackets" not in out
+
+
 def test_ranking_by_the_low_end() -> None:
     from pmkit.scaling import analyse
 
