@@ -48,6 +48,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -90,7 +91,15 @@ class Candidates:
 
 def candidates(x: np.ndarray, settings: RefineSettings) -> Candidates:
     """:class:`Candidates` at the points ``x`` (log terms only where ``x ≥ 1``, falling laws where ``x > 0``,
-    integer exponents only where some ``x < 0``, as in the search)."""
+    integer exponents only where some ``x < 0``, as in the search); built once per points and settings (the
+    groups of a multi-parameter model set share their grid lines), read-only."""
+    x = np.ascontiguousarray(x, dtype=float)
+    return _candidates(x.tobytes(), settings)
+
+
+@lru_cache(maxsize=64)
+def _candidates(points: bytes, settings: RefineSettings) -> Candidates:
+    x = np.frombuffer(points, dtype=float)
     n = x.size
     negative = bool((x < 0).any())
     log_terms = bool((x >= 1).all())
@@ -102,9 +111,12 @@ def candidates(x: np.ndarray, settings: RefineSettings) -> Candidates:
     alpha, beta = exponents(table.slices[usable], table.num[usable].astype(float), table.den[usable].astype(float))
     level = level_of(table.slices[usable], table.num[usable], table.den[usable], settings.mixed_level,
                      settings.log_level)
-    return Candidates(np.vstack([np.zeros((1, n)), basis[usable]]), np.concatenate([[0.0], alpha]),
-                      np.concatenate([[0.0], beta]), _penalty(np.concatenate([[0], level]), settings.acceptance),
-                      np.concatenate([[False], table.slices[usable] == FALLING_SLICE]))
+    found = Candidates(np.vstack([np.zeros((1, n)), basis[usable]]), np.concatenate([[0.0], alpha]),
+                       np.concatenate([[0.0], beta]), _penalty(np.concatenate([[0], level]), settings.acceptance),
+                       np.concatenate([[False], table.slices[usable] == FALLING_SLICE]))
+    for array in (found.basis, found.alpha, found.beta, found.penalty, found.positive):
+        array.setflags(write=False)
+    return found
 
 
 def candidate_criteria(Y: np.ndarray, cands: Candidates) -> tuple[RelativeFits, np.ndarray]:
