@@ -323,3 +323,18 @@ def test_line_fits_kernel_equals_numpy(points) -> None:
     for a, b in zip(fast, slow, strict=True):
         np.testing.assert_array_equal(a, b)
     assert np.isfinite(slow[2]).mean() > 0.5
+
+
+def test_smallest_equals_a_stable_argsort() -> None:
+    from pmkit.fitting.alternatives import smallest
+
+    rng = np.random.default_rng(2)
+    values = rng.integers(0, 6, (500, 40)).astype(float)  # many ties
+    values[::7, ::3] = np.inf
+    values[::11] = np.inf
+    values[5, 4] = np.nan
+    values[9] = np.nan
+    values[13, :30] = -np.inf
+    for count in (0, 1, 6, 11, 39, 40, 45):
+        np.testing.assert_array_equal(smallest(values, count), np.argsort(values, axis=1, kind="stable")[:, :count])
+    assert smallest(values[:0], 3).shape == (0, 3)

@@ -210,7 +210,7 @@ def _single_chunk(Y: np.ndarray, fits: SingleFits, terms: tuple[np.ndarray, np.n
     with np.errstate(all="ignore"):
         log_w = -temperature * np.log(np.maximum(crit, floor[:, None]) / floor[:, None])
         log_w0 = -temperature * np.log(np.maximum(chosen_crit, floor) / floor)
-    order = np.argsort(-log_w, axis=1, kind="stable")[:, : keep - 1]
+    order = smallest(-log_w, keep - 1)
     take = np.take_along_axis(log_w, order, axis=1)
     all_log_w = np.concatenate([log_w0[:, None], take], axis=1)
     weight = np.exp(all_log_w - np.nanmax(np.where(np.isfinite(all_log_w), all_log_w, -np.inf), axis=1,
@@ -283,7 +283,7 @@ def ranked_shapes(x: np.ndarray, Y: np.ndarray, settings: RefineSettings, count:
     penalised criterion: (rows × count × 2); the constant model is (0, 0)."""
     cands = candidates(np.asarray(x, dtype=float), settings)
     _, crit = candidate_criteria(Y, cands)
-    order = np.argsort(crit, axis=1, kind="stable")[:, :count]
+    order = smallest(crit, count)
     return np.stack([cands.alpha[order], cands.beta[order]], axis=2)
 
 
@@ -386,7 +386,7 @@ def multi_alternatives(parameters: tuple[str, ...], points: np.ndarray, Y: np.nd
     same = np.tril(equal, k=-1).any(axis=2)
     log_w = np.where(same, -np.inf, log_w)
     order = np.concatenate([np.zeros((count, 1), dtype=np.int64),
-                            1 + np.argsort(-log_w[:, 1:], axis=1, kind="stable")[:, : keep - 1]], axis=1)
+                            1 + smallest(-log_w[:, 1:], keep - 1)], axis=1)
     r = np.arange(count)[:, None]
     weight = np.exp(log_w[r, order] - log_w[r, order].max(axis=1, keepdims=True))
     weight = np.where(np.isfinite(weight), weight, 0.0)
@@ -395,3 +395,28 @@ def multi_alternatives(parameters: tuple[str, ...], points: np.ndarray, Y: np.nd
     return AlternativeTable(parameters, A[r, order], B[r, order], fitted[r, order] * scale[:, None, None],
                             cov_unit[r, order] * (var[r, order] * (scale * scale)[:, None])[:, :, None, None],
                             df[r, order].astype(float), weight)
+
+
+def smallest(values: np.ndarray, count: int) -> np.ndarray:
+    """Per row, the indices of the ``count`` smallest values in order, ties in index order:
+    ``np.argsort(values, axis=1, kind="stable")[:, :count]``, without sorting the whole row (a row holds
+    hundreds of hypotheses, a dozen are kept); rows with NaN are sorted whole."""
+    rows, width = values.shape
+    if count >= width or rows == 0:
+        return np.argsort(values, axis=1, kind="stable")[:, :count]
+    if count <= 0:
+        return np.zeros((rows, 0), dtype=np.int64)
+    bound = np.partition(values, count - 1, axis=1)[:, count - 1 : count]
+    below = values < bound
+    tied = values == bound
+    # the ties at the bound taken in index order, as many as the places left
+    chosen = below | (tied & (np.cumsum(tied, axis=1) <= count - below.sum(axis=1, keepdims=True)))
+    clean = chosen.sum(axis=1) == count  # False where NaN (no bound or unordered)
+    order = np.empty((rows, count), dtype=np.int64)
+    if clean.any():
+        index = np.nonzero(chosen[clean])[1].reshape(-1, count)
+        picked = np.take_along_axis(values[clean], index, axis=1)
+        order[clean] = np.take_along_axis(index, np.argsort(picked, axis=1, kind="stable"), axis=1)
+    if not clean.all():
+        order[~clean] = np.argsort(values[~clean], axis=1, kind="stable")[:, :count]
+    return order
