@@ -268,7 +268,10 @@ class Uncertainty:
         """Every series' (or the series ``rows``') prediction at ``point`` with its ``level`` interval (see
         :meth:`AlternativeTable.predict`)."""
         table = self.table(rows)
-        return (table if rows is None else table.rows(rows)).predict(point, level)
+        index = None if rows is None else np.asarray(rows)
+        every = index is None or (index.dtype.kind in "iu" and len(index) == len(table)
+                                  and bool((index == np.arange(len(table))).all()))  # all, in order: no copy
+        return (table if every else table.rows(rows)).predict(point, level)
 
     def interval(self, row: int, point: Mapping[str, float] | Sequence[float],
                  level: float = DEFAULT_LEVEL) -> Interval:
