@@ -338,3 +338,17 @@ def test_smallest_equals_a_stable_argsort() -> None:
     for count in (0, 1, 6, 11, 39, 40, 45):
         np.testing.assert_array_equal(smallest(values, count), np.argsort(values, axis=1, kind="stable")[:, :count])
     assert smallest(values[:0], 3).shape == (0, 3)
+
+
+def test_repeated_hypotheses_kernel_equals_numpy() -> None:
+    rng = np.random.default_rng(8)
+    A = rng.integers(0, 2, (200, 9, 2, 3)).astype(float)
+    B = rng.integers(0, 2, (200, 9, 2, 3)).astype(float)
+    A[::5, 4] = A[::5, 1]
+    B[::5, 4] = B[::5, 1]
+    A[::7, 2, 0, 0] = -0.0  # equal to 0.0
+    A[::9, 3, 1, 2] = np.nan  # never equal
+    fast = kernels.repeated_hypotheses(A, B, use_numba=True)
+    slow = kernels.repeated_hypotheses(A, B, use_numba=False)
+    np.testing.assert_array_equal(fast, slow)
+    assert slow.any() and not slow.all() and not slow[:, 0].any()

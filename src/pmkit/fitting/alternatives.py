@@ -52,7 +52,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from pmkit.fitting.kernels import relative_weights
+from pmkit.fitting.kernels import relative_weights, repeated_hypotheses
 from pmkit.fitting.leastsquares import RelativeFits, relative_line_fits
 from pmkit.fitting.refinement import (
     FALLING_SLICE,
@@ -382,9 +382,7 @@ def multi_alternatives(parameters: tuple[str, ...], points: np.ndarray, Y: np.nd
     log_w = np.where(np.isfinite(log_w), log_w, -np.inf)
     # a hypothesis reached twice (a substitute equal to the law's own shape, a structure equal to a
     # substitution) counts once
-    equal = ((A[:, :, None] == A[:, None, :]).all(axis=(3, 4)) & (B[:, :, None] == B[:, None, :]).all(axis=(3, 4)))
-    same = np.tril(equal, k=-1).any(axis=2)
-    log_w = np.where(same, -np.inf, log_w)
+    log_w = np.where(repeated_hypotheses(A, B), -np.inf, log_w)
     order = np.concatenate([np.zeros((count, 1), dtype=np.int64),
                             1 + smallest(-log_w[:, 1:], keep - 1)], axis=1)
     r = np.arange(count)[:, None]

@@ -756,3 +756,44 @@ def line_fits(Ys: np.ndarray, basis: np.ndarray, sw: np.ndarray, swy: np.ndarray
     else:
         _line_fits_numpy(*args)
     return coef, inv, rss
+
+
+# ---------------------------------------------------------------------------------------------
+# repeated_hypotheses: which alternatives of a multi-parameter law repeat an earlier one
+
+
+def _repeated_loop(A, B, out):
+    count, k, t, p = A.shape
+    for s in range(count):
+        for i in range(k):
+            out[s, i] = False
+            for j in range(i):
+                equal = True
+                for a in range(t):
+                    for b in range(p):
+                        if A[s, i, a, b] != A[s, j, a, b] or B[s, i, a, b] != B[s, j, a, b]:
+                            equal = False
+                            break
+                    if not equal:
+                        break
+                if equal:
+                    out[s, i] = True
+                    break
+
+
+def _repeated_numpy(A, B, out):
+    equal = (A[:, :, None] == A[:, None, :]).all(axis=(3, 4)) & (B[:, :, None] == B[:, None, :]).all(axis=(3, 4))
+    out[:] = np.tril(equal, k=-1).any(axis=2)
+
+
+def repeated_hypotheses(A: np.ndarray, B: np.ndarray, *, use_numba: bool | None = None) -> np.ndarray:
+    """Per row (series × hypotheses × terms × parameters exponents ``A``, log exponents ``B``), whether a
+    hypothesis equals an earlier one of its row in every exponent: the loop stops at the first difference,
+    where the numpy version compares every pair in full (hypotheses² × terms × parameters per series)."""
+    out = np.empty(A.shape[:2], dtype=bool)
+    args = (np.ascontiguousarray(A, dtype=float), np.ascontiguousarray(B, dtype=float), out)
+    if numba_enabled() if use_numba is None else use_numba:
+        _jit("repeated_hypotheses", _repeated_loop)(*args)
+    else:
+        _repeated_numpy(*args)
+    return out
