@@ -7,7 +7,11 @@ growing term, both coefficients positive). ``fit_table`` fits, for every series,
 its row of an index table by ordinary least squares (shared basis rows, closed form) and returns RSS,
 SMAPE and leave-one-out SMAPE tables: the final coefficients and the non-constancy test. ``refine_step``
 takes one Stern–Brocot step for every active series and slice and applies the termination threshold of
-paper 000 §3.3 (rules stated in :mod:`pmkit.fitting.sternbrocot`). All exist twice: a numba loop
+paper 000 §3.3 (rules stated in :mod:`pmkit.fitting.sternbrocot`). For the prediction intervals
+(:mod:`pmkit.fitting.alternatives`, :mod:`pmkit.intervals`): ``line_fits`` solves the relative line fits of
+every series and hypothesis from their weighted sums, ``repeated_hypotheses`` finds alternatives that repeat
+an earlier one, ``mixture_terms`` evaluates the mixture's distribution function — each equal to its numpy
+version to the last bit (numpy's summation order and scipy's own ``stdtr`` kept). All exist twice: a numba loop
 (``cache=True``, compiled on first use, numba imported lazily so ``pmkit --help`` stays light) and a
 numpy version that is the reference and the fallback. ``PMKIT_NO_NUMBA=1`` forces the numpy path.
 """
