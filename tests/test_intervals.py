@@ -352,3 +352,16 @@ def test_repeated_hypotheses_kernel_equals_numpy() -> None:
     slow = kernels.repeated_hypotheses(A, B, use_numba=False)
     np.testing.assert_array_equal(fast, slow)
     assert slow.any() and not slow.all() and not slow[:, 0].any()
+
+
+def test_mixture_terms_falls_back_to_numpy_without_scipys_compiled_stdtr(monkeypatch) -> None:
+    def missing():
+        raise KeyError("__pyx_fuse_0stdtr")
+
+    monkeypatch.setattr(kernels, "_STDTR", None)
+    monkeypatch.setattr(kernels, "_stdtr_function", missing)
+    weight = np.full((2, 3), 1 / 3)
+    args = (weight, weight > 0, np.zeros((2, 3)), np.ones((2, 3)), np.ones((2, 3)), np.arange(2), np.array([1.0, 2.0]))
+    np.testing.assert_array_equal(kernels.mixture_terms(*args, use_numba=True),
+                                  kernels.mixture_terms(*args, use_numba=False))
+    assert kernels._STDTR is False

@@ -581,6 +581,18 @@ def _stdtr_function() -> Any:
     return types.ExternalFunction(_STDTR_SYMBOL, types.float64(types.float64, types.float64, types.intc))
 
 
+def _bind_stdtr() -> bool:
+    """Bind :data:`_STDTR` once; False where this scipy does not export ``stdtr`` to compiled code (the numpy
+    path is used then)."""
+    global _STDTR
+    if _STDTR is None:
+        try:
+            _STDTR = _stdtr_function()
+        except (ImportError, KeyError, ValueError, AttributeError):
+            _STDTR = False
+    return _STDTR is not False
+
+
 def _mixture_terms_loop(weight, positive, center, spread, df, rows, q, log_q, out):
     for i in range(rows.size):
         r = rows[i]
@@ -618,10 +630,7 @@ def mixture_terms(weight: np.ndarray, positive: np.ndarray, center: np.ndarray, 
         log_q = np.log(np.where(q > 0, q, 1.0))
     out = np.empty((rows.size, weight.shape[1]))
     args = (weight, positive, center, spread, df, rows, q, log_q, out)
-    if numba_enabled() if use_numba is None else use_numba:
-        global _STDTR
-        if _STDTR is None:
-            _STDTR = _stdtr_function()
+    if (numba_enabled() if use_numba is None else use_numba) and _bind_stdtr():
         _jit("mixture_terms", _mixture_terms_loop)(*args)
     else:
         _mixture_terms_numpy(*args)
