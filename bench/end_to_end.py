@@ -175,12 +175,8 @@ def reference_rev(given: str | None) -> str:
                           check=True).stdout.strip()
 
 
-def reference_models(rev: str, path: Path) -> Path:
-    """The ``--json`` output of the code at ``rev`` on ``path`` (computed once, kept in bench/.cache)."""
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
-    out = CACHE / f"models-{rev}-{digest}.json"
-    if out.exists():
-        return out
+def reference_source(rev: str) -> Path:
+    """The code at ``rev`` (its ``src``), extracted once into bench/.cache."""
     source = CACHE / f"src-{rev}"
     if not source.exists():
         archive = subprocess.run(["git", "archive", rev, "src"], cwd=ROOT, capture_output=True, check=True).stdout
@@ -189,7 +185,16 @@ def reference_models(rev: str, path: Path) -> Path:
             handle.seek(0)
             with tarfile.open(fileobj=handle) as tar:
                 tar.extractall(source, filter="data")
-    env = {**ENV, "PYTHONPATH": str(source / "src")}
+    return source
+
+
+def reference_models(rev: str, path: Path) -> Path:
+    """The ``--json`` output of the code at ``rev`` on ``path`` (computed once, kept in bench/.cache)."""
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    out = CACHE / f"models-{rev}-{digest}.json"
+    if out.exists():
+        return out
+    env = {**ENV, "PYTHONPATH": str(reference_source(rev) / "src")}
     print(f"  reference: models of {path.name} by {rev} (once)", flush=True)
     run([sys.executable, "-m", "pmkit.cli", "model", str(path), "--json", "--out", str(out)], env=env)
     return out

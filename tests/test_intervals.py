@@ -11,6 +11,7 @@ import pytest
 import pmkit
 from pmkit.cli import main
 from pmkit.experiment import CallTree, Experiment, Metric
+from pmkit.fitting import kernels
 from pmkit.intervals import AlternativeTable, Interval
 from pmkit.models import Model, ModelSet
 from pmkit.pmnf import Function
@@ -117,6 +118,20 @@ def test_show_prints_the_interval_and_json_carries_it(weak_study, capsys) -> Non
     assert "90% interval" in capsys.readouterr().out
 
 
+def test_the_caption_mentions_brackets_only_when_a_row_shows_an_interval(tmp_path, capsys) -> None:
+    x = [2, 4, 8, 16, 32]
+    lines = ["PARAMETER p", "POINTS " + " ".join(f"( {v} )" for v in x), "METRIC time"]
+    for name, c in (("a", 0.5), ("b", 0.25)):
+        lines += [f"REGION {name}"] + [f"DATA {1 + c * v * v!r}" for v in x]  # exact: as sure as its digits
+    path = tmp_path / "exact.txt"
+    path.write_text("\n".join(lines) + "\n")
+    for extra in ([], ["--markdown"]):
+        assert main(["show", str(path), *extra]) == 0
+        out = " ".join(capsys.readouterr().out.split())
+        assert "predicted ÷ fitted at the largest measured point; then: predicted at the target" in out
+        assert " … ×" not in out and "in brackets" not in out
+
+
 def test_ranking_by_the_low_end() -> None:
     from pmkit.scaling import analyse
 
@@ -207,3 +222,146 @@ def test_alternatives_are_built_only_for_the_rows_asked_for() -> None:
     row = report.rows[int(np.flatnonzero(report.columns.has_function)[0])]
     assert math.isfinite(row.low) and fresh.uncertainty.built.sum() == 1
     assert np.isfinite(report.columns.low[report.columns.has_function]).all() and fresh.uncertainty.built.all()
+
+
+# the compiled paths equal their numpy references to the last bit
+
+def test_mixture_terms_kernel_equals_numpy() -> None:
+    rng = np.random.default_rng(3)
+    rows, k = 400, 7
+    weight = rng.dirichlet(np.ones(k), rows)
+    weight[::9, 3] = 0.0
+    positive = rng.random((rows, k)) < 0.8
+    center = rng.normal(0, 3, (rows, k))
+    center[::13, 1] = np.nan
+    spread = np.abs(rng.normal(0, 1, (rows, k)))
+    spread[::5, 2] = 0.0
+    spread[::17, 4] = np.nan
+    df = rng.integers(1, 6, (rows, k)).astype(float)
+    df[::11, 0] = 2.5
+    picked = rng.permutation(rows)[:300]
+    q = np.exp(rng.normal(0, 3, picked.size)) * np.where(rng.random(picked.size) < 0.1, -1, 1)
+    q[::7] = 0.0
+    q[::29] = np.nan
+    args = (weight, positive, center, spread, df, picked, q)
+    fast = kernels.mixture_terms(*args, use_numba=True)
+    slow = kernels.mixture_terms(*args, use_numba=False)
+    assert fast.shape == (picked.size, k)
+    np.testing.assert_array_equal(fast, slow)
+    assert np.isfinite(slow).sum() > 0.9 * slow.size
+
+
+def _one_parameter() -> Experiment:
+    rng = np.random.default_rng(5)
+    x = np.array([2.0, 4, 8, 16, 32, 64])
+    a, b = rng.uniform(0.5, 5, (2, 60, 1))
+    laws = [a + b * x, a + b * x * np.log2(x), a + b * x ** 1.5, a + 0 * x, a + b / x, a + b * np.log2(x)]
+    values = np.vstack(laws) * (1 + rng.uniform(-0.05, 0.05, (360, x.size)))
+    values[0] = 0.0  # zeros
+    values[1, 2] = np.nan  # a missing point
+    values[2] = 7.0  # exactly constant
+    values[3] = -values[3]  # negative
+    values[4, :3] = np.nan  # two points left
+    reps = values[:, :, None] * (1 + rng.uniform(-0.02, 0.02, (1, 1, 3)))
+    reps[::2, :, 1:] = np.nan  # half the series with one repetition
+    return experiment(("p",), x[:, None], reps)
+
+
+def _two_parameters() -> Experiment:
+    rng = np.random.default_rng(6)
+    grid = np.array([(p, s) for p in (27.0, 64, 125, 216, 343) for s in (25.0, 30, 35, 40, 45)])
+    p, s = grid[:, 0], grid[:, 1]
+    laws = [3 + 0.01 * s ** 3, 2 + 0.5 * np.log2(p) * s ** 2 / 100, 1 + 2 * p ** (1 / 3) + 0.3 * s, 5 + 0 * p]
+    values = np.repeat(np.vstack(laws), 15, axis=0) * (1 + rng.uniform(-0.05, 0.05, (60, len(grid))))
+    values[0, :4] = np.nan
+    values[1] = 0.0
+    return experiment(("p", "size"), grid, values[:, :, None])
+
+
+def _segmented() -> Experiment:
+    rng = np.random.default_rng(7)
+    x = 2.0 ** np.arange(1, 12)
+    change = np.where(x < 64, 3 + 0.5 * x, 3 + 0.5 * 64 + 5 * (x - 64))
+    values = np.vstack([np.tile(change, (20, 1)), np.tile(2 + x ** 0.5, (20, 1))])
+    values = values * (1 + rng.uniform(-0.02, 0.02, values.shape))
+    return experiment(("p",), x[:, None], values[:, :, None])
+
+
+@pytest.mark.parametrize(("study", "point"), [(_one_parameter, {"p": 256.0}),
+                                              (_two_parameters, {"p": 1372.0, "size": 180.0}),
+                                              (_segmented, {"p": 8192.0})])
+def test_intervals_equal_with_and_without_the_compiled_kernels(study, point, monkeypatch) -> None:
+    if not kernels.numba_enabled():
+        pytest.skip("numba is not installed")
+    compiled = pmkit.model(study())
+    reference = pmkit.model(study())
+    fast = compiled.predict(point, level=0.9)
+    monkeypatch.setattr(kernels, "numba_enabled", lambda: False)
+    slow = reference.predict(point, level=0.9)
+    for a, b in zip(fast, slow, strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert np.isfinite(slow[1]).mean() > 0.5
+
+
+@pytest.mark.parametrize("points", [5, 11, 150])
+def test_line_fits_kernel_equals_numpy(points) -> None:
+    rng = np.random.default_rng(points)
+    Ys = np.exp(rng.normal(0, 2, (60, points)))
+    Ys[0] = 0.0
+    Ys[1, 0] = np.nan
+    Ys[2, 1:] = 0.0
+    Ys[3] = -Ys[3]
+    basis = np.exp(rng.normal(0, 1, (9, points)))
+    basis[0] = 0.0  # the constant model
+    basis[1] = 4.0  # flat
+    basis[2, -1] = np.inf
+    w = 1 / np.maximum(np.abs(Ys), 1e-3) ** 2
+    with np.errstate(all="ignore"):
+        sums = (w.sum(axis=1), (w * Ys).sum(axis=1), w @ basis.T, w @ (basis * basis).T, (w * Ys) @ basis.T)
+        fast = kernels.line_fits(Ys, basis, *sums, use_numba=True)
+        slow = kernels.line_fits(Ys, basis, *sums, use_numba=False)
+    for a, b in zip(fast, slow, strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert np.isfinite(slow[2]).mean() > 0.5
+
+
+def test_smallest_equals_a_stable_argsort() -> None:
+    from pmkit.fitting.alternatives import smallest
+
+    rng = np.random.default_rng(2)
+    values = rng.integers(0, 6, (500, 40)).astype(float)  # many ties
+    values[::7, ::3] = np.inf
+    values[::11] = np.inf
+    values[5, 4] = np.nan
+    values[9] = np.nan
+    values[13, :30] = -np.inf
+    for count in (0, 1, 6, 11, 39, 40, 45):
+        np.testing.assert_array_equal(smallest(values, count), np.argsort(values, axis=1, kind="stable")[:, :count])
+    assert smallest(values[:0], 3).shape == (0, 3)
+
+
+def test_repeated_hypotheses_kernel_equals_numpy() -> None:
+    rng = np.random.default_rng(8)
+    A = rng.integers(0, 2, (200, 9, 2, 3)).astype(float)
+    B = rng.integers(0, 2, (200, 9, 2, 3)).astype(float)
+    A[::5, 4] = A[::5, 1]
+    B[::5, 4] = B[::5, 1]
+    A[::7, 2, 0, 0] = -0.0  # equal to 0.0
+    A[::9, 3, 1, 2] = np.nan  # never equal
+    fast = kernels.repeated_hypotheses(A, B, use_numba=True)
+    slow = kernels.repeated_hypotheses(A, B, use_numba=False)
+    np.testing.assert_array_equal(fast, slow)
+    assert slow.any() and not slow.all() and not slow[:, 0].any()
+
+
+def test_mixture_terms_falls_back_to_numpy_without_scipys_compiled_stdtr(monkeypatch) -> None:
+    def missing():
+        raise KeyError("__pyx_fuse_0stdtr")
+
+    monkeypatch.setattr(kernels, "_STDTR", None)
+    monkeypatch.setattr(kernels, "_stdtr_function", missing)
+    weight = np.full((2, 3), 1 / 3)
+    args = (weight, weight > 0, np.zeros((2, 3)), np.ones((2, 3)), np.ones((2, 3)), np.arange(2), np.array([1.0, 2.0]))
+    np.testing.assert_array_equal(kernels.mixture_terms(*args, use_numba=True),
+                                  kernels.mixture_terms(*args, use_numba=False))
+    assert kernels._STDTR is False

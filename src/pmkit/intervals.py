@@ -174,18 +174,6 @@ class _Components:
             self.spread = np.where(self.positive, log_sd, sd)
         self.df = np.maximum(df, 1.0)
 
-    def cdf(self, q: np.ndarray, rows: np.ndarray | slice = slice(None)) -> np.ndarray:
-        """P(prediction ≤ q) of each hypothesis of the rows ``rows``, ``q`` per row."""
-        from scipy.special import stdtr
-
-        positive, center, spread = self.positive[rows], self.center[rows], self.spread[rows]
-        with np.errstate(all="ignore"):
-            log_q = np.log(np.where(q > 0, q, 1.0))
-            at = np.where(positive, np.where(q > 0, log_q, -np.inf), q)
-            z = (at - center) / np.where(spread > 0, spread, 1.0)
-            z = np.where(spread > 0, z, np.where(at >= center, np.inf, -np.inf))
-        return stdtr(self.df[rows], z)
-
     def quantile(self, p: float) -> np.ndarray:
         """Each hypothesis's own ``p`` quantile (a mixture's ``p`` quantile lies between the smallest and the
         largest of them)."""
@@ -216,8 +204,12 @@ def _mixture_quantile(mean: np.ndarray, sd: np.ndarray, df: np.ndarray, weight: 
     ok = np.isfinite(lo) & np.isfinite(hi)
     lo, hi = np.where(ok, lo, 0.0), np.where(ok, hi, 0.0)
 
-    def excess(q: np.ndarray, rows: np.ndarray | slice = slice(None)) -> np.ndarray:
-        return (weight[rows] * components.cdf(q[:, None], rows)).sum(axis=1) - p
+    from pmkit.fitting.kernels import mixture_terms
+
+    def excess(q: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+        rows = np.arange(count) if rows is None else rows
+        return mixture_terms(weight, components.positive, components.center, components.spread, components.df,
+                             rows, q).sum(axis=1) - p
 
     f_lo, f_hi = np.minimum(excess(lo), 0.0), np.maximum(excess(hi), 0.0)
     last = np.zeros(count, dtype=np.int8)
@@ -276,7 +268,10 @@ class Uncertainty:
         """Every series' (or the series ``rows``') prediction at ``point`` with its ``level`` interval (see
         :meth:`AlternativeTable.predict`)."""
         table = self.table(rows)
-        return (table if rows is None else table.rows(rows)).predict(point, level)
+        index = None if rows is None else np.asarray(rows)
+        every = index is None or (index.dtype.kind in "iu" and len(index) == len(table)
+                                  and bool((index == np.arange(len(table))).all()))  # all, in order: no copy
+        return (table if every else table.rows(rows)).predict(point, level)
 
     def interval(self, row: int, point: Mapping[str, float] | Sequence[float],
                  level: float = DEFAULT_LEVEL) -> Interval:

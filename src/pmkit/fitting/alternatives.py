@@ -48,10 +48,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
-from pmkit.fitting.kernels import relative_weights
+from pmkit.fitting.kernels import relative_weights, repeated_hypotheses
 from pmkit.fitting.leastsquares import RelativeFits, relative_line_fits
 from pmkit.fitting.refinement import (
     FALLING_SLICE,
@@ -90,7 +91,15 @@ class Candidates:
 
 def candidates(x: np.ndarray, settings: RefineSettings) -> Candidates:
     """:class:`Candidates` at the points ``x`` (log terms only where ``x ≥ 1``, falling laws where ``x > 0``,
-    integer exponents only where some ``x < 0``, as in the search)."""
+    integer exponents only where some ``x < 0``, as in the search); built once per points and settings (the
+    groups of a multi-parameter model set share their grid lines), read-only."""
+    x = np.ascontiguousarray(x, dtype=float)
+    return _candidates(x.tobytes(), settings)
+
+
+@lru_cache(maxsize=64)
+def _candidates(points: bytes, settings: RefineSettings) -> Candidates:
+    x = np.frombuffer(points, dtype=float)
     n = x.size
     negative = bool((x < 0).any())
     log_terms = bool((x >= 1).all())
@@ -102,9 +111,12 @@ def candidates(x: np.ndarray, settings: RefineSettings) -> Candidates:
     alpha, beta = exponents(table.slices[usable], table.num[usable].astype(float), table.den[usable].astype(float))
     level = level_of(table.slices[usable], table.num[usable], table.den[usable], settings.mixed_level,
                      settings.log_level)
-    return Candidates(np.vstack([np.zeros((1, n)), basis[usable]]), np.concatenate([[0.0], alpha]),
-                      np.concatenate([[0.0], beta]), _penalty(np.concatenate([[0], level]), settings.acceptance),
-                      np.concatenate([[False], table.slices[usable] == FALLING_SLICE]))
+    found = Candidates(np.vstack([np.zeros((1, n)), basis[usable]]), np.concatenate([[0.0], alpha]),
+                       np.concatenate([[0.0], beta]), _penalty(np.concatenate([[0], level]), settings.acceptance),
+                       np.concatenate([[False], table.slices[usable] == FALLING_SLICE]))
+    for array in (found.basis, found.alpha, found.beta, found.penalty, found.positive):
+        array.setflags(write=False)
+    return found
 
 
 def candidate_criteria(Y: np.ndarray, cands: Candidates) -> tuple[RelativeFits, np.ndarray]:
@@ -158,16 +170,17 @@ def single_alternatives(parameter: str, x: np.ndarray, Y: np.ndarray, fits: Sing
     rep_var, rep_dof = (np.full(count, np.nan), np.zeros(count)) if noise is None else noise
     cands = candidates(x, settings)
     chunk = max(16, CHUNK_VALUES // (len(cands.basis) * n))
+    terms = fits.terms(x)  # the chosen laws' columns, once for all chunks
     for start in range(0, count, chunk):
         part = slice(start, min(start + chunk, count))
-        _single_chunk(x, Y[part], fits, np.arange(count)[part], cands, rep_var[part], rep_dof[part], settings, keep,
-                      temperature, out)
+        _single_chunk(Y[part], fits, terms, np.arange(count)[part], cands, rep_var[part], rep_dof[part], settings,
+                      keep, temperature, out)
     return out
 
 
-def _single_chunk(x: np.ndarray, Y: np.ndarray, fits: SingleFits, rows: np.ndarray, cands: Candidates,
-                  rep_var: np.ndarray, rep_dof: np.ndarray, settings: RefineSettings, keep: int, temperature: float,
-                  out: AlternativeTable) -> None:
+def _single_chunk(Y: np.ndarray, fits: SingleFits, terms: tuple[np.ndarray, np.ndarray], rows: np.ndarray,
+                  cands: Candidates, rep_var: np.ndarray, rep_dof: np.ndarray, settings: RefineSettings, keep: int,
+                  temperature: float, out: AlternativeTable) -> None:
     count, n = Y.shape
     largest = np.abs(Y).max(axis=1, keepdims=True)
     largest = np.where(largest > 0, largest, 1.0)
@@ -176,8 +189,7 @@ def _single_chunk(x: np.ndarray, Y: np.ndarray, fits: SingleFits, rows: np.ndarr
     cand, crit = candidate_criteria(Y, cands)
     cand_alpha, cand_beta = cands.alpha, cands.beta
     # the chosen law, refitted the same way (up to three columns), is alternative 0
-    first, second = fits.terms(x)
-    first, second = first[rows], second[rows]
+    first, second = terms[0][rows], terms[1][rows]
     chosen_design = np.stack([np.ones_like(first), first, second], axis=2)
     chosen_coef = np.stack([fits.c0[rows], fits.c1[rows], fits.c2[rows]], axis=1) / largest
     chosen_coef = np.where(fits.constant[rows, None], chosen_coef * [1, 0, 0], chosen_coef)
@@ -198,7 +210,7 @@ def _single_chunk(x: np.ndarray, Y: np.ndarray, fits: SingleFits, rows: np.ndarr
     with np.errstate(all="ignore"):
         log_w = -temperature * np.log(np.maximum(crit, floor[:, None]) / floor[:, None])
         log_w0 = -temperature * np.log(np.maximum(chosen_crit, floor) / floor)
-    order = np.argsort(-log_w, axis=1, kind="stable")[:, : keep - 1]
+    order = smallest(-log_w, keep - 1)
     take = np.take_along_axis(log_w, order, axis=1)
     all_log_w = np.concatenate([log_w0[:, None], take], axis=1)
     weight = np.exp(all_log_w - np.nanmax(np.where(np.isfinite(all_log_w), all_log_w, -np.inf), axis=1,
@@ -271,7 +283,7 @@ def ranked_shapes(x: np.ndarray, Y: np.ndarray, settings: RefineSettings, count:
     penalised criterion: (rows × count × 2); the constant model is (0, 0)."""
     cands = candidates(np.asarray(x, dtype=float), settings)
     _, crit = candidate_criteria(Y, cands)
-    order = np.argsort(crit, axis=1, kind="stable")[:, :count]
+    order = smallest(crit, count)
     return np.stack([cands.alpha[order], cands.beta[order]], axis=2)
 
 
@@ -370,11 +382,9 @@ def multi_alternatives(parameters: tuple[str, ...], points: np.ndarray, Y: np.nd
     log_w = np.where(np.isfinite(log_w), log_w, -np.inf)
     # a hypothesis reached twice (a substitute equal to the law's own shape, a structure equal to a
     # substitution) counts once
-    equal = ((A[:, :, None] == A[:, None, :]).all(axis=(3, 4)) & (B[:, :, None] == B[:, None, :]).all(axis=(3, 4)))
-    same = np.tril(equal, k=-1).any(axis=2)
-    log_w = np.where(same, -np.inf, log_w)
+    log_w = np.where(repeated_hypotheses(A, B), -np.inf, log_w)
     order = np.concatenate([np.zeros((count, 1), dtype=np.int64),
-                            1 + np.argsort(-log_w[:, 1:], axis=1, kind="stable")[:, : keep - 1]], axis=1)
+                            1 + smallest(-log_w[:, 1:], keep - 1)], axis=1)
     r = np.arange(count)[:, None]
     weight = np.exp(log_w[r, order] - log_w[r, order].max(axis=1, keepdims=True))
     weight = np.where(np.isfinite(weight), weight, 0.0)
@@ -383,3 +393,28 @@ def multi_alternatives(parameters: tuple[str, ...], points: np.ndarray, Y: np.nd
     return AlternativeTable(parameters, A[r, order], B[r, order], fitted[r, order] * scale[:, None, None],
                             cov_unit[r, order] * (var[r, order] * (scale * scale)[:, None])[:, :, None, None],
                             df[r, order].astype(float), weight)
+
+
+def smallest(values: np.ndarray, count: int) -> np.ndarray:
+    """Per row, the indices of the ``count`` smallest values in order, ties in index order:
+    ``np.argsort(values, axis=1, kind="stable")[:, :count]``, without sorting the whole row (a row holds
+    hundreds of hypotheses, a dozen are kept); rows with NaN are sorted whole."""
+    rows, width = values.shape
+    if count >= width or rows == 0:
+        return np.argsort(values, axis=1, kind="stable")[:, :count]
+    if count <= 0:
+        return np.zeros((rows, 0), dtype=np.int64)
+    bound = np.partition(values, count - 1, axis=1)[:, count - 1 : count]
+    below = values < bound
+    tied = values == bound
+    # the ties at the bound taken in index order, as many as the places left
+    chosen = below | (tied & (np.cumsum(tied, axis=1) <= count - below.sum(axis=1, keepdims=True)))
+    clean = chosen.sum(axis=1) == count  # False where NaN (no bound or unordered)
+    order = np.empty((rows, count), dtype=np.int64)
+    if clean.any():
+        index = np.nonzero(chosen[clean])[1].reshape(-1, count)
+        picked = np.take_along_axis(values[clean], index, axis=1)
+        order[clean] = np.take_along_axis(index, np.argsort(picked, axis=1, kind="stable"), axis=1)
+    if not clean.all():
+        order[~clean] = np.argsort(values[~clean], axis=1, kind="stable")[:, :count]
+    return order

@@ -7,7 +7,11 @@ growing term, both coefficients positive). ``fit_table`` fits, for every series,
 its row of an index table by ordinary least squares (shared basis rows, closed form) and returns RSS,
 SMAPE and leave-one-out SMAPE tables: the final coefficients and the non-constancy test. ``refine_step``
 takes one Stern–Brocot step for every active series and slice and applies the termination threshold of
-paper 000 §3.3 (rules stated in :mod:`pmkit.fitting.sternbrocot`). All exist twice: a numba loop
+paper 000 §3.3 (rules stated in :mod:`pmkit.fitting.sternbrocot`). For the prediction intervals
+(:mod:`pmkit.fitting.alternatives`, :mod:`pmkit.intervals`): ``line_fits`` solves the relative line fits of
+every series and hypothesis from their weighted sums, ``repeated_hypotheses`` finds alternatives that repeat
+an earlier one, ``mixture_terms`` evaluates the mixture's distribution function — each equal to its numpy
+version to the last bit (numpy's summation order and scipy's own ``stdtr`` kept). All exist twice: a numba loop
 (``cache=True``, compiled on first use, numba imported lazily so ``pmkit --help`` stays light) and a
 numpy version that is the reference and the fallback. ``PMKIT_NO_NUMBA=1`` forces the numpy path.
 """
@@ -586,3 +590,254 @@ def refine_step(active: np.ndarray, cand_err: np.ndarray, state: np.ndarray, cen
         _jit("refine_step", _refine_step_loop)(*args)
     else:
         _refine_step_numpy(*args)
+
+
+# ---------------------------------------------------------------------------------------------
+# mixture_terms: the prediction intervals' mixture distribution function (pmkit.intervals)
+
+_STDTR_SYMBOL = "pmkit_scipy_stdtr"
+_STDTR: Any = None
+"""scipy's ``stdtr`` as a numba external function, bound before :func:`_mixture_terms_loop` is compiled."""
+
+
+def _stdtr_function() -> Any:
+    """scipy's Student t distribution function (the compiled routine behind ``scipy.special.stdtr``, so
+    values are the ufunc's to the last bit) as a numba external function, its symbol registered for the
+    linker (also when a kernel comes from numba's cache)."""
+    import llvmlite.binding as ll
+    from numba import types
+    from numba.extending import get_cython_function_address
+
+    ll.add_symbol(_STDTR_SYMBOL, get_cython_function_address("scipy.special.cython_special", "__pyx_fuse_0stdtr"))
+    return types.ExternalFunction(_STDTR_SYMBOL, types.float64(types.float64, types.float64, types.intc))
+
+
+def _bind_stdtr() -> bool:
+    """Bind :data:`_STDTR` once; False where this scipy does not export ``stdtr`` to compiled code (the numpy
+    path is used then)."""
+    global _STDTR
+    if _STDTR is None:
+        try:
+            _STDTR = _stdtr_function()
+        except (ImportError, KeyError, ValueError, AttributeError):
+            _STDTR = False
+    return _STDTR is not False
+
+
+def _mixture_terms_loop(weight, positive, center, spread, df, rows, q, log_q, out):
+    for i in range(rows.size):
+        r = rows[i]
+        at_log = log_q[i] if q[i] > 0 else -np.inf
+        for k in range(weight.shape[1]):
+            at = at_log if positive[r, k] else q[i]
+            if spread[r, k] > 0:
+                z = (at - center[r, k]) / spread[r, k]
+            else:
+                z = np.inf if at >= center[r, k] else -np.inf
+            out[i, k] = weight[r, k] * _STDTR(df[r, k], z, 0)
+
+
+def _mixture_terms_numpy(weight, positive, center, spread, df, rows, q, log_q, out):
+    from scipy.special import stdtr
+
+    positive, center, spread = positive[rows], center[rows], spread[rows]
+    q, log_q = q[:, None], log_q[:, None]
+    with np.errstate(all="ignore"):
+        at = np.where(positive, np.where(q > 0, log_q, -np.inf), q)
+        z = (at - center) / np.where(spread > 0, spread, 1.0)
+        z = np.where(spread > 0, z, np.where(at >= center, np.inf, -np.inf))
+    out[:] = weight[rows] * stdtr(df[rows], z)
+
+
+def mixture_terms(weight: np.ndarray, positive: np.ndarray, center: np.ndarray, spread: np.ndarray,
+                  df: np.ndarray, rows: np.ndarray, q: np.ndarray, *, use_numba: bool | None = None) -> np.ndarray:
+    """``weight · P(X_k ≤ q)`` for the components ``k`` (columns) of the rows ``rows``, ``q`` one per row:
+    Student t with ``df`` on ``log q`` where ``positive`` (relative noise), on ``q`` elsewhere, located at
+    ``center`` with scale ``spread`` (a point mass where ``spread`` is 0).  Summing a row gives the mixture's
+    distribution function, which the Illinois search of :func:`pmkit.intervals._mixture_quantile` evaluates
+    some fifteen times per row: the loop fuses the array operations around scipy's ``stdtr``.  ``log q`` is
+    taken by numpy on both paths (numpy's SIMD logarithm and libm's differ in the last bit)."""
+    with np.errstate(all="ignore"):
+        log_q = np.log(np.where(q > 0, q, 1.0))
+    out = np.empty((rows.size, weight.shape[1]))
+    args = (weight, positive, center, spread, df, rows, q, log_q, out)
+    if (numba_enabled() if use_numba is None else use_numba) and _bind_stdtr():
+        _jit("mixture_terms", _mixture_terms_loop)(*args)
+    else:
+        _mixture_terms_numpy(*args)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# line_fits: closed-form relative least squares of c0 + c1·b for every series and basis row
+# (pmkit.fitting.leastsquares.relative_line_fits: the alternatives' refits and the search's mediants)
+
+
+_PAIRWISE: Any = None
+""":func:`_pairwise_sum` compiled, bound before the kernels that call it are compiled."""
+
+
+def _pairwise_sum(a, start, n, stack):
+    """numpy's summation order along a contiguous axis (blocks of eight accumulators, halves above 128), so
+    the loop's sums equal ``ndarray.sum`` to the last bit.  numpy recurses into the halves; here an explicit
+    ``stack`` walks the same tree (numba's cache does not keep recursive functions): four arrays of 64 levels,
+    start and size (int64), whether the left half is summed (bool) and its sum, allocated once by the caller."""
+    lo, size, left_done, left = stack
+    top = 0
+    lo[0], size[0], left_done[0] = start, n, False
+    while True:
+        first, m = lo[top], size[top]
+        if m > 128:
+            half = m // 2
+            half -= half % 8
+            top += 1
+            lo[top], size[top], left_done[top] = first, half, False
+            continue
+        if m < 8:
+            value = 0.0
+            for i in range(m):
+                value += a[first + i]
+        else:
+            r0, r1, r2, r3 = a[first], a[first + 1], a[first + 2], a[first + 3]
+            r4, r5, r6, r7 = a[first + 4], a[first + 5], a[first + 6], a[first + 7]
+            i = 8
+            while i < m - m % 8:
+                r0 += a[first + i]
+                r1 += a[first + i + 1]
+                r2 += a[first + i + 2]
+                r3 += a[first + i + 3]
+                r4 += a[first + i + 4]
+                r5 += a[first + i + 5]
+                r6 += a[first + i + 6]
+                r7 += a[first + i + 7]
+                i += 8
+            value = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+            while i < m:
+                value += a[first + i]
+                i += 1
+        # hand the value up: a left half waits for its right half, a right half completes its parent
+        while True:
+            if top == 0:
+                return value
+            top -= 1
+            if not left_done[top]:
+                left_done[top], left[top] = True, value
+                half = size[top] // 2
+                half -= half % 8
+                lo[top + 1], size[top + 1], left_done[top + 1] = lo[top] + half, size[top] - half, False
+                top += 1
+                break
+            value = left[top] + value
+
+
+def _line_fits_loop(Ys, basis, sw, swy, swb, swbb, swby, coef, inv, rss):
+    count, n = Ys.shape
+    relative = np.empty(n)
+    stack = (np.empty(64, np.int64), np.empty(64, np.int64), np.zeros(64, np.bool_), np.empty(64))
+    for s in range(count):
+        w0, wy = sw[s], swy[s]
+        for h in range(basis.shape[0]):
+            b, bb, by = swb[s, h], swbb[s, h], swby[s, h]
+            det = w0 * bb - b * b
+            scale = w0 * bb
+            if not (scale != scale or scale >= 1e-300):
+                scale = 1e-300
+            flat = not (det > 1e-12 * scale)
+            if flat:
+                c1 = 0.0
+                c0 = wy / w0
+                inv[s, h, 0, 0] = 1.0 / w0
+                inv[s, h, 1, 1] = 0.0
+                inv[s, h, 0, 1] = inv[s, h, 1, 0] = 0.0
+            else:
+                c1 = (w0 * by - b * wy) / det
+                c0 = (wy - c1 * b) / w0
+                inv[s, h, 0, 0] = bb / det
+                inv[s, h, 1, 1] = w0 / det
+                inv[s, h, 0, 1] = inv[s, h, 1, 0] = -b / det
+            coef[s, h, 0] = c0
+            coef[s, h, 1] = c1
+            for j in range(n):
+                y = Ys[s, j]
+                r = (y - (c0 + c1 * basis[h, j])) / (y if y != 0 else 1.0)
+                relative[j] = r * r
+            rss[s, h] = _PAIRWISE(relative, 0, n, stack)
+
+
+def _line_fits_numpy(Ys, basis, sw, swy, swb, swbb, swby, coef, inv, rss):
+    sw, swy = sw[:, None], swy[:, None]
+    with np.errstate(all="ignore"):
+        det = sw * swbb - swb * swb
+        flat = ~(det > 1e-12 * np.maximum(sw * swbb, 1e-300))
+        c1 = np.where(flat, 0.0, (sw * swby - swb * swy) / np.where(flat, 1.0, det))
+        c0 = np.where(flat, swy / sw, (swy - c1 * swb) / sw)
+        predicted = c0[:, :, None] + c1[:, :, None] * basis[None, :, :]
+        relative = (Ys[:, None, :] - predicted) / np.where(Ys != 0, Ys, 1.0)[:, None, :]
+        rss[:] = (relative * relative).sum(axis=2)
+        inv[..., 0, 0] = np.where(flat, 1.0 / sw, swbb / np.where(flat, 1.0, det))
+        inv[..., 1, 1] = np.where(flat, 0.0, sw / np.where(flat, 1.0, det))
+        inv[..., 0, 1] = inv[..., 1, 0] = np.where(flat, 0.0, -swb / np.where(flat, 1.0, det))
+    coef[..., 0], coef[..., 1] = c0, c1
+
+
+def line_fits(Ys: np.ndarray, basis: np.ndarray, sw: np.ndarray, swy: np.ndarray, swb: np.ndarray,
+              swbb: np.ndarray, swby: np.ndarray, *, use_numba: bool | None = None
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """From the weighted sums of every series (rows of ``Ys``) and basis row (``sw``, ``swy`` per series;
+    ``swb``, ``swbb``, ``swby`` per series and row), the coefficients ``(c0, c1)``, the unit covariance
+    ``(XᵀWX)⁻¹`` and the relative RSS of ``c0 + c1·b`` (``c1 = 0`` where the weighted spread of ``b`` is
+    below 10⁻¹² of its square: the constant model).  The loop spares the series × rows × points temporaries
+    of the numpy version, which is the reference and equal to the last bit."""
+    count, rows = swb.shape
+    coef, inv, rss = np.empty((count, rows, 2)), np.empty((count, rows, 2, 2)), np.empty((count, rows))
+    args = (np.ascontiguousarray(Ys, dtype=float), np.ascontiguousarray(basis, dtype=float), sw, swy, swb, swbb,
+            swby, coef, inv, rss)
+    if numba_enabled() if use_numba is None else use_numba:
+        global _PAIRWISE
+        if _PAIRWISE is None:
+            _PAIRWISE = _jit("pairwise_sum", _pairwise_sum)
+        _jit("line_fits", _line_fits_loop)(*args)
+    else:
+        _line_fits_numpy(*args)
+    return coef, inv, rss
+
+
+# ---------------------------------------------------------------------------------------------
+# repeated_hypotheses: which alternatives of a multi-parameter law repeat an earlier one
+
+
+def _repeated_loop(A, B, out):
+    count, k, t, p = A.shape
+    for s in range(count):
+        for i in range(k):
+            out[s, i] = False
+            for j in range(i):
+                equal = True
+                for a in range(t):
+                    for b in range(p):
+                        if A[s, i, a, b] != A[s, j, a, b] or B[s, i, a, b] != B[s, j, a, b]:
+                            equal = False
+                            break
+                    if not equal:
+                        break
+                if equal:
+                    out[s, i] = True
+                    break
+
+
+def _repeated_numpy(A, B, out):
+    equal = (A[:, :, None] == A[:, None, :]).all(axis=(3, 4)) & (B[:, :, None] == B[:, None, :]).all(axis=(3, 4))
+    out[:] = np.tril(equal, k=-1).any(axis=2)
+
+
+def repeated_hypotheses(A: np.ndarray, B: np.ndarray, *, use_numba: bool | None = None) -> np.ndarray:
+    """Per row (series × hypotheses × terms × parameters exponents ``A``, log exponents ``B``), whether a
+    hypothesis equals an earlier one of its row in every exponent: the loop stops at the first difference,
+    where the numpy version compares every pair in full (hypotheses² × terms × parameters per series)."""
+    out = np.empty(A.shape[:2], dtype=bool)
+    args = (np.ascontiguousarray(A, dtype=float), np.ascontiguousarray(B, dtype=float), out)
+    if numba_enabled() if use_numba is None else use_numba:
+        _jit("repeated_hypotheses", _repeated_loop)(*args)
+    else:
+        _repeated_numpy(*args)
+    return out

@@ -199,21 +199,12 @@ class RelativeFits:
 def relative_line_fits(Ys: np.ndarray, w: np.ndarray, basis: np.ndarray) -> RelativeFits:
     """Relative least squares of ``c0 + c1·b`` for every series (rows of ``Ys``, weights ``w``) and basis
     row ``b``; a basis of zeros is the constant model (``c1 = 0``).  Closed form."""
+    from pmkit.fitting.kernels import line_fits
+
     with np.errstate(all="ignore"):
-        sw = w.sum(axis=1)[:, None]
+        sw = w.sum(axis=1)
         swb = w @ basis.T
         swbb = w @ (basis * basis).T
-        swy = (w * Ys).sum(axis=1)[:, None]
+        swy = (w * Ys).sum(axis=1)
         swby = (w * Ys) @ basis.T
-        det = sw * swbb - swb * swb
-        flat = ~(det > 1e-12 * np.maximum(sw * swbb, 1e-300))
-        c1 = np.where(flat, 0.0, (sw * swby - swb * swy) / np.where(flat, 1.0, det))
-        c0 = np.where(flat, swy / sw, (swy - c1 * swb) / sw)
-        predicted = c0[:, :, None] + c1[:, :, None] * basis[None, :, :]
-        relative = (Ys[:, None, :] - predicted) / np.where(Ys != 0, Ys, 1.0)[:, None, :]
-        rss = (relative * relative).sum(axis=2)
-        inv = np.empty((*det.shape, 2, 2))
-        inv[..., 0, 0] = np.where(flat, 1.0 / sw, swbb / np.where(flat, 1.0, det))
-        inv[..., 1, 1] = np.where(flat, 0.0, sw / np.where(flat, 1.0, det))
-        inv[..., 0, 1] = inv[..., 1, 0] = np.where(flat, 0.0, -swb / np.where(flat, 1.0, det))
-    return RelativeFits(np.stack([c0, c1], axis=2), inv, rss)
+    return RelativeFits(*line_fits(Ys, basis, sw, swy, swb, swbb, swby))

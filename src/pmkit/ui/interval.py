@@ -46,15 +46,22 @@ def growth_interval_text(row: CallpathScaling) -> Text:
     """The growth factor with its interval, ``×5.8e3 [×40 … ×9e3]``; the interval yellow and marked when wide,
     dim otherwise; the factor alone without an interval, or where the interval shows the same digits."""
     text = Text(compact_factor(row.growth))
-    low, high = row.growth_low, row.growth_high
-    if compact_factor(low) == compact_factor(high) == text.plain:
-        return text  # as sure as the digits shown
-    if math.isfinite(low) and math.isfinite(high):
+    if interval_shown(row):
         wide = is_wide(row)
-        text.append(f" [{compact_factor(low)} … {compact_factor(high)}]", style="yellow" if wide else "dim")
+        text.append(f" [{compact_factor(row.growth_low)} … {compact_factor(row.growth_high)}]",
+                    style="yellow" if wide else "dim")
         if wide:
             text.append(WIDE_MARK, style="bold yellow")
     return text
+
+
+def interval_shown(row: CallpathScaling) -> bool:
+    """Whether :func:`growth_interval_text` shows ``row``'s interval: known, and not the factor's own digits
+    (as sure as the digits shown)."""
+    low, high = row.growth_low, row.growth_high
+    if compact_factor(low) == compact_factor(high) == compact_factor(row.growth):
+        return False
+    return math.isfinite(low) and math.isfinite(high)
 
 
 def mark_wide(cell: Text, row: CallpathScaling) -> Text:

@@ -150,7 +150,7 @@ def _overview(report: ScalingReport, names: Sequence[str], *, depth: int | None,
                           format_share(r.predicted_share)]
                          for i, r in enumerate(ranked, 1)], right=(0, 4, 5, 6)) if ranked else []
     if ranked:
-        lines += ["", f"_{ranking_caption(report)}_"]
+        lines += ["", f"_{ranking_caption(report, ranked)}_"]
         if any(is_wide(r) for r in ranked):
             lines += ["", f"_{WIDE_NOTE}_"]
     else:

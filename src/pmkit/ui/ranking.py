@@ -4,16 +4,17 @@ or, in a strong-scaling analysis, those that limit the speed-up most (:meth:`Sca
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 from rich.text import Text
 
 from pmkit.names import display_names, display_path
-from pmkit.scaling import ScalingReport
+from pmkit.scaling import CallpathScaling, ScalingReport
 from pmkit.ui.call_tree import model_pieces, value_text
 from pmkit.ui.growth_column import growth_cell, widest_piece, wrap_growth
-from pmkit.ui.interval import WIDE_NOTE, growth_interval_text, is_wide, mark_wide
+from pmkit.ui.interval import WIDE_NOTE, growth_interval_text, interval_shown, is_wide, mark_wide
 from pmkit.ui.layout import Column, break_text, longest_element, longest_token, one_line, widest, wrap
 from pmkit.ui.layout import table as layout_table
 from pmkit.ui.quantities import format_point, format_share
@@ -75,7 +76,7 @@ class RankingView:
                 fixed_column("then", [value_text(row.predicted, unit) for row in rows], drop=2),
                 fixed_column("share\nthen", [Text(format_share(row.predicted_share)) for row in rows]),
             ]
-        caption = ranking_caption(self.report)
+        caption = ranking_caption(self.report, rows)
         if self.rank_by == "low" and not self.strong:
             caption += "; ranked by the interval's low end"
         if any(is_wide(row) for row in rows):
@@ -90,11 +91,12 @@ def ranking_title(report: ScalingReport) -> str:
     return f"{what} towards {format_point(report.target)} (from {format_point(report.reference)})"
 
 
-def ranking_caption(report: ScalingReport) -> str:
-    """What the ranking's columns mean."""
+def ranking_caption(report: ScalingReport, rows: Sequence[CallpathScaling] = ()) -> str:
+    """What the ranking's columns of ``rows`` mean (the interval in brackets only where one of them shows one)."""
     if report.strong is None:
-        return ("×: predicted ÷ fitted at the largest measured point, then its 90% interval in brackets; then: "
-                "predicted at the target; share then: of the predicted total")
+        interval = ", then its 90% interval in brackets" if any(interval_shown(row) for row in rows) else ""
+        return (f"×: predicted ÷ fitted at the largest measured point{interval}; then: predicted at the target; "
+                "share then: of the predicted total")
     ideal = "" if report.strong.summed else f" × {format_ratio(report.strong.ideal)}"
     adds = ("with its callees' (inclusive time; the whole run's is 1 − efficiency)" if report.inclusive
             else "together about 1 − efficiency")
