@@ -153,7 +153,8 @@ class ProcessExecutor(Executor):
                     reporting.advance()
             except BrokenProcessPool as exc:
                 raise ExecutorError(f"executor processes: a worker process died while {description} ({exc}); "
-                                    "out of memory?") from None
+                                    "out of memory? From a script, start the pool under "
+                                    "`if __name__ == \"__main__\":` (each worker imports the script)") from None
             finally:
                 for future in futures:
                     future.cancel()
