@@ -304,6 +304,17 @@ def test_models_without_function_and_prior_notes():
     assert "main->init" not in [r.callpath for r in report.ranking()]
 
 
+def test_the_model_table_says_no_model_once():
+    """A note that already says there is no model is not prefixed with "no model:" again."""
+    from pmkit.ui.model_table import ModelTable
+
+    models = [Model("main->a", "cycles", None, notes=("no measured values: no model",)),
+              Model("main->b", "cycles", None, notes=("only 1 point measured",))]
+    text = " ".join(render(ModelTable(models), 120).split())
+    assert "no measured values: no model" in text and "no model: no measured" not in text
+    assert "no model: only 1 point measured" in text
+
+
 def test_render_show_overview_and_detail(sample):
     experiment, models = sample
     console = Console(width=100, record=True, file=io.StringIO(), color_system=None)

@@ -53,7 +53,8 @@ class ModelTable:
         for model in self.models:
             if model.function is None:
                 reason = printable("; ".join(model.notes) or "unknown reason")
-                texts.append([[(word, "yellow") for word in f"no model: {reason}".split()]])
+                said = reason if "no model" in reason else f"no model: {reason}"  # the note may say it already
+                texts.append([[(word, "yellow") for word in said.split()]])
             else:
                 paragraphs = _segment_paragraphs(model) or [
                     [(term, "") for term in term_pieces(printable(model.function.pretty_text()))]]
