@@ -152,6 +152,7 @@ def test_a_dead_pool_worker_is_one_error_naming_the_likely_causes():
     from pmkit.errors import ExecutorError
 
     with ProcessExecutor(1) as pool, pytest.raises(ExecutorError) as caught:
+        assert pool.summary == "processes — a pool of 1 local worker process" and repr(pool).endswith(", 1 worker>")
         pool.map(os._exit, [(1,)], description="reading Cube files")
     message = str(caught.value)
     assert "a worker process died while reading Cube files" in message
