@@ -506,3 +506,14 @@ def test_plot_ticks_are_round_values():
     assert len(labels) >= 2
     for label in labels:  # one significant digit here (a log axis over decades): 1 s, 10 s, 100 s
         assert re.fullmatch(r"[125]0* [munµ]?s", label), label
+
+
+def test_the_model_table_gives_a_short_law_with_notes_room_for_them():
+    """A constant law ("1") with notes once got a column five characters wide, its notes folded mid-word."""
+    from pmkit.ui.model_table import ModelTable
+
+    notes = ("24 missing (NaN) repetition value(s) ignored", "all values are equal: constant model")
+    model = Model("<root>", "metr", Function(("x",), 1.0), Quality(smape=0.0, adjusted_r2=0.0), notes=notes)
+    text = render(ModelTable([model]), 80)
+    assert all(note in text for note in notes)
+    assert_fits(text, 80)
