@@ -433,3 +433,13 @@ def test_show_says_where_the_switch_is(eager_study, capsys):
     document = json.loads(capsys.readouterr().out)
     text = json.dumps(document)
     assert "switch_bytes" in text and "Hockney law changes" in text
+
+
+def test_the_example_generator_says_what_it_wrote_on_stdout(tmp_path, capsys):
+    """Like the other example generators: ``wrote FOLDER`` on stdout, nothing on stderr."""
+    from pmkit.testing import papi_study
+
+    assert papi_study.main([str(tmp_path / "papi"), "--processes", "4,8,16", "--perf"]) == 0
+    said = capsys.readouterr()
+    assert said.out == f"wrote {tmp_path / 'papi'}\n" and said.err == ""
+    assert sorted(f.name for f in (tmp_path / "papi").iterdir())[:1] == ["app.p16.r1.csv"]

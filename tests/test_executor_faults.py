@@ -144,3 +144,16 @@ def test_a_process_pool_reads_and_models_as_in_process(study, monkeypatch):
     # chunks come back without their alternatives; the intervals are refitted here, the same as in-process
     assert np.array_equal(models.predict(target)[1], low, equal_nan=True)
     assert np.array_equal(models.predict(target)[2], high, equal_nan=True)
+
+
+def test_a_dead_pool_worker_is_one_error_naming_the_likely_causes():
+    """A worker that dies (here: exits at once; from a script without a main guard, each worker dies
+    re-running the script) is an ExecutorError saying what to check, not a BrokenProcessPool traceback."""
+    from pmkit.errors import ExecutorError
+
+    with ProcessExecutor(1) as pool, pytest.raises(ExecutorError) as caught:
+        assert pool.summary == "processes — a pool of 1 local worker process" and repr(pool).endswith(", 1 worker>")
+        pool.map(os._exit, [(1,)], description="reading Cube files")
+    message = str(caught.value)
+    assert "a worker process died while reading Cube files" in message
+    assert 'if __name__ == "__main__":' in message

@@ -404,7 +404,7 @@ def test_dask_without_an_address_starts_a_local_cluster_and_says_so(pmkit_cli, s
     assert result.returncode == 0 and result.stdout == pmkit_cli("show", study).stdout
     assert started == [executors.cpu_count()]
     said = [line for line in result.stderr.splitlines() if line.startswith("executor:")]
-    assert len(said) == 1 and re.fullmatch(r"executor: dask — a LocalCluster of 1 single-threaded workers \(local "
+    assert len(said) == 1 and re.fullmatch(r"executor: dask — a LocalCluster of 1 single-threaded worker \(local "
                                            r"processes\), started for this run; (no dashboard \(install bokeh for "
                                            r"one\)|dashboard http://\S+)", said[0]), result.stderr
 

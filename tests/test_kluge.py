@@ -159,3 +159,17 @@ def test_show_carries_the_findings_with_their_evidence(late_run, reference_file,
     assert main(["show", str(folder), "-D", f"kluge.reference={tmp_path / 'none.json'}"]) == 1
     err = capsys.readouterr().err
     assert "none.json" in err and len(err.strip().splitlines()) == 1
+
+
+def test_the_demo_generator_without_otf2_says_what_to_install(tmp_path, monkeypatch, capsys):
+    """``python -m pmkit.testing.trace_programs demo`` after a plain ``pip install pmkit-hpc``: one line, no
+    traceback, nothing written."""
+    import sys
+
+    from pmkit.testing import trace_programs
+
+    monkeypatch.setitem(sys.modules, "otf2", None)  # import otf2 raises ImportError
+    assert trace_programs.main([str(tmp_path / "demo")]) == 1
+    assert capsys.readouterr().err == ("error: writing OTF2 traces needs the otf2 package: pip install "
+                                       "'pmkit-hpc[otf2]' (or pip install otf2)\n")
+    assert not (tmp_path / "demo").exists()

@@ -239,3 +239,14 @@ def test_lowest_line() -> None:
     assert line is not None and list(line.values) == Q_VALUES
     np.testing.assert_allclose(line.average @ GRID[:, 0], 4.0)
     assert lowest_line(GRID[:2], 1) is None
+
+
+@pytest.mark.parametrize("value", [1.0, 1e-9])
+def test_equal_values_on_three_parameter_lines_give_the_constant_model(value: float) -> None:
+    """Extra-P's matrix_3p.jsonl: all values 1 on three lines through (1, 1, 1).  Terms that fit "better" by
+    floating-point rounding (coefficients 0 and 1e-18) once replaced the constant its note announced."""
+    line = [1.0, 2, 3, 4, 5]
+    points = np.array([(v, 1, 1) for v in line] + [(1, v, 1) for v in line[1:]] + [(1, 1, v) for v in line[1:]])
+    model = RefiningModeler().model(batch(points, np.full(len(points), value), parameters=("x", "y", "z")))[0]
+    assert model.function.is_constant and model.function.constant == pytest.approx(value)
+    assert "all values are equal: constant model" in model.notes

@@ -434,3 +434,15 @@ def test_help_does_not_load_the_per_process_models() -> None:
             "print('pmkit.perprocess' in sys.modules, pmkit.PerProcessModel.__name__)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip().splitlines()[-1] == "False PerProcessModel"
+
+
+def test_the_example_generator_names_what_it_wrote_one_file_a_line(tmp_path, capsys, monkeypatch):
+    """``python -m pmkit.testing.imbalance_study demo`` says what it wrote in lines that fit 80 columns."""
+    monkeypatch.chdir(tmp_path)
+    assert imbalance_study.main(["demo"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == f"wrote {Path('demo') / 'stencil.toml'} (the model)"
+    assert all(len(line) <= 80 for line in lines)
+    for written in ("balanced", "half3x", "half3x.csv", "hotspot.csv"):
+        assert (tmp_path / "demo" / written).exists()
+        assert any(str(Path("demo") / written) in line for line in lines)

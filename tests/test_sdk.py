@@ -154,3 +154,23 @@ def test_analyse_resolves_each_plugin_s_options_once_for_all_inputs(monkeypatch,
     assert len(analysis.inputs) == 2
     assert sorted(owners) == ["detector other", "detector tracer", "modeler refining"]
     assert TRACER.calls == [{"reference": "", "q": 0.7}] * 2 and OTHER.calls == [{"q": 0.7}] * 2
+
+
+def test_a_folder_of_separate_inputs_gets_a_hint_to_name_them(tmp_path):
+    """A folder of Extra-P text files is no input on its own; the error says its files are, and how."""
+    text = "PARAMETER p\n\nPOINTS ( 2 ) ( 4 ) ( 8 )\n\nREGION main\nMETRIC time\nDATA 1\nDATA 2\nDATA 3\n"
+    for name in ("a.txt", "b.txt"):
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    assert pmkit.read(tmp_path / "a.txt").callpaths.paths() == ["main"]
+    with pytest.raises(pmkit.InputError) as caught:
+        pmkit.read(tmp_path)
+    assert "no reader recognises this input" in str(caught.value)
+    assert f"its files are inputs of their own (extrap-text): give them one by one, e.g. {tmp_path / '*'}" in str(
+        caught.value)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.md").write_text("# not a measurement\n", encoding="utf-8")
+    with pytest.raises(pmkit.InputError) as caught:
+        pmkit.read(other)
+    assert "no reader recognises this input" in str(caught.value)
+    assert "inputs of their own" not in str(caught.value)

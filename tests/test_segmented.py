@@ -269,3 +269,11 @@ def test_detail_lists_both_segments_and_plots_the_change(study, pmkit_cli) -> No
     assert "- change: p ≈" in markdown and markdown.count("- segment: p") == 2
     table = pmkit_cli("model", study).stdout
     assert "(p < " in table and "(p ≥ " in table
+
+
+def test_the_example_generator_says_what_it_wrote(tmp_path, capsys):
+    from pmkit.testing import segmented_study
+
+    assert segmented_study.main([str(tmp_path / "study.txt")]) == 0
+    assert capsys.readouterr().out == f"wrote {tmp_path / 'study.txt'}\n"
+    assert pmkit.read(tmp_path / "study.txt").parameters == ("p",)

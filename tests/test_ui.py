@@ -304,6 +304,17 @@ def test_models_without_function_and_prior_notes():
     assert "main->init" not in [r.callpath for r in report.ranking()]
 
 
+def test_the_model_table_says_no_model_once():
+    """A note that already says there is no model is not prefixed with "no model:" again."""
+    from pmkit.ui.model_table import ModelTable
+
+    models = [Model("main->a", "cycles", None, notes=("no measured values: no model",)),
+              Model("main->b", "cycles", None, notes=("only 1 point measured",))]
+    text = " ".join(render(ModelTable(models), 120).split())
+    assert "no measured values: no model" in text and "no model: no measured" not in text
+    assert "no model: only 1 point measured" in text
+
+
 def test_render_show_overview_and_detail(sample):
     experiment, models = sample
     console = Console(width=100, record=True, file=io.StringIO(), color_system=None)
@@ -495,3 +506,14 @@ def test_plot_ticks_are_round_values():
     assert len(labels) >= 2
     for label in labels:  # one significant digit here (a log axis over decades): 1 s, 10 s, 100 s
         assert re.fullmatch(r"[125]0* [munµ]?s", label), label
+
+
+def test_the_model_table_gives_a_short_law_with_notes_room_for_them():
+    """A constant law ("1") with notes once got a column five characters wide, its notes folded mid-word."""
+    from pmkit.ui.model_table import ModelTable
+
+    notes = ("24 missing (NaN) repetition value(s) ignored", "all values are equal: constant model")
+    model = Model("<root>", "metr", Function(("x",), 1.0), Quality(smape=0.0, adjusted_r2=0.0), notes=notes)
+    text = render(ModelTable([model]), 80)
+    assert all(note in text for note in notes)
+    assert_fits(text, 80)

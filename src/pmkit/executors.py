@@ -111,7 +111,7 @@ class Executor:
         self.close()
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.name}, {self.workers} worker{'s' if self.workers != 1 else ''}>"
+        return f"<{type(self).__name__} {self.name}, {_count(self.workers, 'worker')}>"
 
 
 LocalExecutor = Executor
@@ -132,7 +132,8 @@ class ProcessExecutor(Executor):
         self._workers = processes or cpu_count()
         method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
         self._pool = ProcessPoolExecutor(max_workers=self._workers, mp_context=multiprocessing.get_context(method))
-        self.summary = f"processes — a pool of {self._workers} local worker processes"
+        self.summary = ("processes — a pool of "
+                        f"{_count(self._workers, 'local worker process', 'local worker processes')}")
 
     @property
     def workers(self) -> int:
@@ -153,7 +154,8 @@ class ProcessExecutor(Executor):
                     reporting.advance()
             except BrokenProcessPool as exc:
                 raise ExecutorError(f"executor processes: a worker process died while {description} ({exc}); "
-                                    "out of memory?") from None
+                                    "out of memory? From a script, start the pool under "
+                                    "`if __name__ == \"__main__\":` (each worker imports the script)") from None
             finally:
                 for future in futures:
                     future.cancel()
@@ -177,17 +179,17 @@ class DaskExecutor(Executor):
         self._owned = client is None
         if client is not None:
             self.client = client
-            self.summary = f"dask — {client.scheduler.address}, {self.workers} workers"
+            self.summary = f"dask — {client.scheduler.address}, {_count(self.workers, 'worker')}"
             return
         if address is None:
             self._cluster = _local_cluster(distributed, workers or cpu_count(), processes, keep_malloc)
             self.client = distributed.Client(self._cluster, timeout=timeout)
             where = "threads of this process" if not processes else "local processes"
-            self.summary = (f"dask — a LocalCluster of {self.workers} single-threaded workers ({where}), started "
-                            f"for this run; {_dashboard(self.client)}")
+            self.summary = (f"dask — a LocalCluster of {_count(self.workers, 'single-threaded worker')} ({where}), "
+                            f"started for this run; {_dashboard(self.client)}")
             return
         self.client = _connect(distributed, address, timeout)
-        self.summary = f"dask — {address}, {self.workers} workers; {_dashboard(self.client)}"
+        self.summary = f"dask — {address}, {_count(self.workers, 'worker')}; {_dashboard(self.client)}"
         _check_versions(self.client, address)
 
     @property
@@ -396,6 +398,11 @@ def _has_bokeh() -> bool:
     import importlib.util
 
     return importlib.util.find_spec("bokeh") is not None
+
+
+def _count(number: int, word: str, plural: str | None = None) -> str:
+    """``1 worker``, ``2 workers``: the executor summaries name their workers in good English."""
+    return f"{number} {word if number == 1 else plural or word + 's'}"
 
 
 def _dashboard(client: Any) -> str:

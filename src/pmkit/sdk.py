@@ -49,7 +49,24 @@ def find_reader(path: str | os.PathLike, registry: Registry | None = None) -> An
         if sniff(registry, entry, p):
             return entry.obj
     names = ", ".join(registry.names("reader")) or "none"
-    raise InputError(p, f"no reader recognises this input (readers: {names}); choose one with --reader")
+    raise InputError(p, f"no reader recognises this input (readers: {names}); choose one with --reader"
+                     + _inputs_inside(p, registry))
+
+
+def _inputs_inside(folder: Path, registry: Registry, limit: int = 20) -> str:
+    """A hint for a folder no reader takes whole but whose files are inputs of their own (a folder of
+    Extra-P text files, say): name them one by one.  Empty otherwise; at most ``limit`` files are sniffed."""
+    if not folder.is_dir():
+        return ""
+    try:
+        files = sorted(f for f in folder.iterdir() if f.is_file())[:limit]
+    except OSError:
+        return ""
+    readers = {entry.name for f in files for entry in registry.sniff_order() if sniff(registry, entry, f)}
+    if not readers:
+        return ""
+    return (f"; its files are inputs of their own ({', '.join(sorted(readers))}): give them one by one, "
+            f"e.g. {folder / '*'}")
 
 
 Engine = str | executors.Executor | Any

@@ -573,6 +573,10 @@ WEAK_SIGNIFICANCE = 0.01
 that they only fit noise (see :func:`_weak_wins`)."""
 
 
+ROUNDING_RESIDUAL = 1e3 * float(np.finfo(float).eps)
+"""A relative residual per point below this (about 2e-13) is floating-point rounding, not a misfit."""
+
+
 def _weak_wins(base: _Outcome, weak: _Outcome, n: int, acceptance: float) -> np.ndarray:
     """Per series, whether the weak variant (:meth:`_Search.weak_variant`) replaces the base choice.
 
@@ -593,7 +597,10 @@ def _weak_wins(base: _Outcome, weak: _Outcome, n: int, acceptance: float) -> np.
     # sparse grid, large at its last diagonal point alone) fits that point's noise, and the F-test takes it
     more = (extra > 0) & (dof > 0) & (statistic > critical) & (weak.error < base.error)
     same = (extra == 0) & (weak.error * acceptance < base.error)
-    return np.isfinite(weak.error) & (more | same)
+    # a base that fits to rounding (equal values: relative residuals ~1e-16) leaves nothing to explain; without
+    # this, terms with coefficients 0 and 1e-18 that fit "better" by rounding replaced the constant model
+    rounding = base.relative_rss <= n * ROUNDING_RESIDUAL**2
+    return np.isfinite(weak.error) & (more | same) & ~rounding
 
 
 @dataclass

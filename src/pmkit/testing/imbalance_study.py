@@ -194,8 +194,10 @@ def main(argv: Sequence[str] | None = None) -> int:
               file=sys.stderr)
         return 2
     model = generate(args[0])
-    print(f"wrote {model}, the balanced study {Path(args[0]) / 'balanced'}, the measured imbalanced study "
-          f"{Path(args[0]) / 'half3x'} and the scenarios half3x.csv and hotspot.csv")
+    folder = Path(args[0])
+    print(f"wrote {model} (the model)\n      {folder / 'balanced'} (the balanced study)\n"
+          f"      {folder / 'half3x'} (the measured imbalanced study)\n"
+          f"      {folder / 'half3x.csv'}, {folder / 'hotspot.csv'} (the scenarios)")
     return 0
 
 

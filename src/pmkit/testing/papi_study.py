@@ -30,7 +30,6 @@ The model behind the numbers (the truth a benchmark compares with):
 from __future__ import annotations
 
 import math
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -303,7 +302,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     processes = [int(p) for p in args.processes.split(",") if p.strip()]
     write_study(args.folder, processes=processes, repetitions=args.repetitions, noise=args.noise, seed=args.seed,
                 second_clock=args.second_clock, perf=args.perf)
-    print(f"wrote {args.folder}", file=sys.stderr)
+    print(f"wrote {args.folder}")
     return 0
 
 

@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     if len(args) != 1:
         print("usage: python -m pmkit.testing.segmented_study FILE", file=sys.stderr)
         return 2
-    print(write(args[0]))
+    print(f"wrote {write(args[0])}")
     return 0
 
 

@@ -170,6 +170,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if len(args) != 1:
         print("usage: python -m pmkit.testing.trace_programs DIR", file=sys.stderr)
         return 2
+    try:
+        import otf2  # noqa: F401  (TraceWriter needs it; say so in one line rather than a traceback)
+    except ImportError:
+        print("error: writing OTF2 traces needs the otf2 package: pip install 'pmkit-hpc[otf2]' (or pip install otf2)",
+              file=sys.stderr)
+        return 1
     target = Path(args[0])
     late_sender_study(target / "study")
     calibration_trace(target / "calibration")

@@ -53,18 +53,20 @@ class ModelTable:
         for model in self.models:
             if model.function is None:
                 reason = printable("; ".join(model.notes) or "unknown reason")
-                texts.append([[(word, "yellow") for word in f"no model: {reason}".split()]])
+                said = reason if "no model" in reason else f"no model: {reason}"  # the note may say it already
+                texts.append([[(word, "yellow") for word in said.split()]])
             else:
                 paragraphs = _segment_paragraphs(model) or [
                     [(term, "") for term in term_pieces(printable(model.function.pretty_text()))]]
                 paragraphs += [[(word, "dim") for word in printable(note).split()] for note in model.notes]
                 texts.append(paragraphs)
-        functions = [t[:1] for t in texts]
         columns = [path_column(self._paths(), width, grow=1)]
         if self.show_metric:
             columns.append(fixed_column("metric", [Text(printable(m.metric)) for m in self.models], justify="left"))
         columns += [
-            Column("model", lambda w: [wrap(t, w) for t in texts], max(map(one_line, functions), default=5),
+            # as wide as the widest law or note on one line where there is room: a short law ("1") with notes
+            # would otherwise get a column so narrow that the notes' words fold
+            Column("model", lambda w: [wrap(t, w) for t in texts], max(map(one_line, texts), default=5),
                    minimum=max(map(widest, texts), default=5), want=0, grow=2),
             fixed_column("SMAPE %", [Text(format_figure(m.quality.smape)) for m in self.models], drop=2),
             fixed_column("adj. R²", [Text(format_r2(m.quality.adjusted_r2)) for m in self.models], drop=1),
