@@ -8,7 +8,6 @@ pmkit.analyse(path))`` prints it to any rich Console (a terminal, a notebook, a 
 from __future__ import annotations
 
 import numpy as np
-from rich import box
 from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
@@ -21,6 +20,7 @@ from pmkit.strong_scaling import target_rule, values_summed
 from pmkit.ui.call_tree import call_tree_view
 from pmkit.ui.detail import detail_view
 from pmkit.ui.findings_panel import findings_panel
+from pmkit.ui.layout import plain_table
 from pmkit.ui.quantities import format_cell, format_number, format_point, format_speedups, format_value
 from pmkit.ui.ranking import ranking_view
 
@@ -122,8 +122,7 @@ def total_text(result: InputAnalysis) -> str:
 
 def contributed_table_view(table: ContributedTable) -> RenderableType:
     """A table a plugin contributed to the analysis, numbers with their column's unit, its notes under it."""
-    view = Table(box=box.SIMPLE_HEAD, title=table.title, title_justify="left", pad_edge=False, show_edge=False,
-                 collapse_padding=True)
+    view = plain_table(title=table.title)
     for n, column in enumerate(table.columns):
         numeric = any(isinstance(row[n], int | float) for row in table.rows)
         view.add_column(column, justify="right" if numeric else "left", overflow="fold")
