@@ -83,12 +83,17 @@ def header_view(result: InputAnalysis) -> Table:
     unit = f"{report.unit}, " if report.unit else ""
     grid.add_row("metric", Text(printable(f"{report.metric} ({unit}{kind}), {report.measure} of repetitions · modeler "
                                           f"{', '.join(modelers) or '–'}")))
-    grid.add_row("now", f"{format_point(report.reference)} (largest measured)")
-    grid.add_row("target", target_text(report))
-    grid.add_row("total", total_text(result))
+    if report.no_target is not None:  # one run: the measured values, and why nothing is predicted (said once)
+        grid.add_row("now", f"{format_point(report.reference)} (the one measured point)")
+        grid.add_row("target", Text(f"none — {report.no_target}", style="yellow"))
+        grid.add_row("total", f"{format_value(report.total_measured, report.unit)} (measured)")
+    else:
+        grid.add_row("now", f"{format_point(report.reference)} (largest measured)")
+        grid.add_row("target", target_text(report))
+        grid.add_row("total", total_text(result))
     if result.speedups:
         grid.add_row("speed-up", format_speedups(result.speedups))
-    for warning in data_warnings(experiment):
+    for warning in data_warnings(experiment) if report.no_target is None else ():
         grid.add_row(Text("warning", style="yellow"), Text(warning, style="yellow"))
     for path, problem in experiment.provenance.skipped:
         grid.add_row(Text("skipped", style="yellow"), Text(printable(f"{path}: {problem}"), style="yellow"))
@@ -152,8 +157,9 @@ def show_view(result: InputAnalysis, *, depth: int | None = None, min_share: flo
     report = result.report
     parts.append(call_tree_view(report, depth=depth, min_share=min_share, sort=sort, title="Call tree",
                                 full_names=full_names))
-    parts += [Text(""), ranking_view(report, limit=top, min_share=min_share * RANKING_SHARE, full_names=full_names,
-                                     rank_by=rank_by)]
+    if report.no_target is None:  # one run: nothing grows towards a target, so no ranking
+        parts += [Text(""), ranking_view(report, limit=top, min_share=min_share * RANKING_SHARE,
+                                         full_names=full_names, rank_by=rank_by)]
     for table in result.tables:
         parts += [Text(""), contributed_table_view(table)]
     if result.findings is not None:
