@@ -125,6 +125,8 @@ def test_two_runs_compare_at_their_one_point(perf_file, tmp_path, capsys):
     assert comparison.target == {"run": 1.0} and not comparison.default_target
     (program,) = [row for row in comparison.rows if row.callpath == "program"]
     assert program.difference == pytest.approx(500.0 - 607.33)
+    assert main(["compare", str(perf_file), str(after)]) == 0
+    assert "nothing to extrapolate" in " ".join(capsys.readouterr().out.split())
     study = tmp_path / "study"
     study.mkdir()
     for run in (1, 2):
