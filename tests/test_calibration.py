@@ -198,6 +198,7 @@ def test_calibrate_command_on_a_benchmark_trace(tmp_path, capsys):
     assert main(["calibrate", str(trace), "--callpath-prefix", "calib_", "--window", "1e-7", "--out", str(out)]) == 0
     captured = capsys.readouterr()
     assert "MPI_Allreduce" in captured.out and "poisson" in captured.out and "wrote" in captured.err
+    assert "─" in captured.out and not set("┏━┃│╭") & set(captured.out)  # the other views' style: one rule, no edge
     reference = Reference.load(out)
     assert {(g.op, g.nprocs, g.nbytes) for g in reference.groups} == {
         (op, 2, b) for op in ("MPI_Send", "MPI_Recv", "MPI_Allreduce") for b in (8.0, 1024.0)}

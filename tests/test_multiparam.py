@@ -50,6 +50,22 @@ def test_multiplicative_and_additive_recovery() -> None:
         assert m.modeler == "refining" and m.n_points == 25
 
 
+def test_a_constant_at_rounding_level_is_stored_and_printed_as_zero() -> None:
+    """Exact laws without a constant (Extra-P's extended1.jsonl is x² + y) keep no 1e-16 constant, as in the
+    single-parameter search; a small but real constant (1e-6 of the smallest value) stays."""
+    p, q = GRID[:, 0], GRID[:, 1]
+    values = np.array([p ** 2 + q, 2 * p * q, 0.5 * p ** 1.5 + 3 * q * np.log2(q), 1e-6 * 14 + p ** 2 + q,
+                       (4 + p ** 2 + q) * (1 + 1e-15 * np.cos(p + q))])
+    functions = [m.function for m in RefiningModeler().model(batch(GRID, values))]
+    for function in functions[:3]:
+        assert function.constant == 0.0 and "e-" not in function.pretty_text(4), function.pretty_text(4)
+    assert functions[0].pretty_text(4) == "1·p^2 + 1·q"
+    assert functions[3].constant == pytest.approx(1.4e-5, rel=1e-3)
+    assert functions[4].constant == pytest.approx(4)
+    for function, v in zip(functions, values, strict=True):
+        np.testing.assert_allclose(function.evaluate(GRID), v, rtol=1e-9)
+
+
 def test_one_growing_parameter_and_constant() -> None:
     p = GRID[:, 0]
     models = RefiningModeler().model(batch(GRID, np.array([2 + 3 * p ** 2, 7 + 0 * p])))

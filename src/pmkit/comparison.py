@@ -23,7 +23,7 @@ from pmkit.analysis import InputAnalysis, Inputs, LoadedPrior, common_parameters
 from pmkit.detail import CallpathDetail, detail
 from pmkit.errors import UsageError
 from pmkit.experiment import Experiment
-from pmkit.scaling import DEFAULT_SCALE_UP, CallpathScaling
+from pmkit.scaling import DEFAULT_SCALE_UP, CallpathScaling, no_target
 
 if TYPE_CHECKING:
     from pmkit.plugins import Registry
@@ -162,9 +162,10 @@ def compare(a: Input, b: Input, *, metric: str | None = None, metric_b: str | No
 
     ``metric`` is the metric of both sides (default: ``time``, else the first), ``metric_b`` B's when
     it differs.  ``target`` defaults to 4× the largest measured value of each parameter over both
-    sides, so that both are predicted at the same scale.  ``callpath`` adds that call path's detail
-    on each side that has it.  Both sides must have the same parameters.  ``executor`` runs the
-    reading and modeling tasks, as in :func:`pmkit.analyse`.
+    sides, so that both are predicted at the same scale — or, when both are one run at the same point
+    (two perf stat files, before and after), to that point: nothing is extrapolated.  ``callpath``
+    adds that call path's detail on each side that has it.  Both sides must have the same parameters.
+    ``executor`` runs the reading and modeling tasks, as in :func:`pmkit.analyse`.
     """
     from pmkit import executors
 
@@ -189,7 +190,7 @@ def _compare(a: Input, b: Input, metric: str | None, metric_b: str | None, targe
     first, second = analyses
     rows = _pair(first, second)
     details = _details(first, second, callpath) if callpath else (None, None)
-    return Comparison(first, second, goal, rows, details, not given)
+    return Comparison(first, second, goal, rows, details, not given and not _one_point(named))
 
 
 def _named(side: Input, n: int) -> tuple[str, Experiment]:
@@ -209,9 +210,16 @@ def _target(named: Sequence[tuple[str, Experiment]], given: Mapping[str, float])
     unknown = [name for name in given if name not in largest]
     if unknown:
         raise UsageError(f"target names parameter {unknown[0]!r}; the studies have {', '.join(largest)}")
+    if not given and _one_point(named):  # one run each, at the same point: compared there, not extrapolated
+        return largest
     if not given:
         return {name: value * DEFAULT_SCALE_UP for name, value in largest.items()}
     return {name: float(given.get(name, value)) for name, value in largest.items()}
+
+
+def _one_point(named: Sequence[tuple[str, Experiment]]) -> bool:
+    """Whether every side is one run (:func:`pmkit.scaling.no_target`), all at the same point."""
+    return all(no_target(e) for _, e in named) and len({tuple(e.points[0]) for _, e in named}) == 1
 
 
 def _pair(a: InputAnalysis, b: InputAnalysis) -> list[CallpathComparison]:

@@ -87,7 +87,9 @@ class StoredModel:
 class CallpathDetail:
     """Everything ``pmkit show --callpath`` says about one call path; ``trend`` is how its law behaves
     towards the target (:mod:`pmkit.trend`), ``strong`` whether the analysis is of strong scaling with
-    values per process (where a law that stops falling limits the speed-up)."""
+    values per process (where a law that stops falling limits the speed-up), ``no_target`` why there is
+    no target (one run: :func:`pmkit.scaling.no_target`; ``target`` is then the reference point and there
+    are no predictions)."""
 
     row: CallpathScaling
     metric: str
@@ -99,6 +101,7 @@ class CallpathDetail:
     stored: list[StoredModel] = field(default_factory=list)
     trend: Trend | None = None
     strong: bool = False
+    no_target: str | None = None
 
     def to_json(self) -> dict[str, object]:
         return {"callpath": self.row.callpath, "points": [p.to_json() for p in self.points],
@@ -125,7 +128,7 @@ def detail(report: ScalingReport, callpath: str) -> CallpathDetail:
     return CallpathDetail(row, report.metric, report.unit, dict(report.reference), dict(report.target),
                           _points(report, row), _predictions(report, row.model),
                           stored_models(report, row.callpath), report.trend(row.index),
-                          report.strong is not None and not report.strong.summed)
+                          report.strong is not None and not report.strong.summed, report.no_target)
 
 
 def _points(report: ScalingReport, row: CallpathScaling) -> list[PointStats]:
@@ -154,7 +157,7 @@ def _value(model: Model | None, point: dict[str, float]) -> float:
 def _predictions(report: ScalingReport, model: Model | None) -> list[Prediction]:
     """The model at 2, 4, 8, 16 times the largest point (in the parameters that grow) below the target,
     and at the target."""
-    if model is None or model.function is None:
+    if model is None or model.function is None or report.no_target is not None:
         return []
     changing = [k for k in report.reference if report.target[k] > report.reference[k]]
     out = []

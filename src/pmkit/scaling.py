@@ -65,6 +65,20 @@ def reference_index(experiment: Experiment) -> int:
     return order[-1]
 
 
+ONE_RUN = "one run: nothing to extrapolate; give a folder of runs at several scales"
+"""Why an experiment of a single measured point has no target (see :func:`no_target`)."""
+
+
+def no_target(experiment: Experiment) -> str | None:
+    """Why the experiment has no target to predict at, or None when it has one.
+
+    A single measured point — one perf stat file, one trace, one profile, whose only parameter is often
+    the ``run=1`` a reader made up for it — holds no growth: every model of it is a constant, and 4× a
+    parameter that is not a scale (or was never measured at a second value) is no prediction.  The
+    analysis then reports the measured values alone, and every view says this reason once."""
+    return ONE_RUN if len(experiment.points) == 1 else None
+
+
 def default_target(experiment: Experiment, scale: float = DEFAULT_SCALE_UP,
                    strong: Sequence[str] = ()) -> dict[str, float]:
     """``scale`` × the largest measured value of each parameter; for a strong-scaling study (``strong``
@@ -292,6 +306,9 @@ class ScalingReport:
     strong: StrongScaling | None = None
     trend_parameter: str | None = None
     trend_start: float = math.nan
+    no_target: str | None = None
+    """Why there is no target (:func:`no_target`): the report's ``target`` is then the reference point, and
+    the views show no prediction, growth or share then; None when there is a target."""
 
     def __post_init__(self) -> None:
         self.rows: Sequence[CallpathScaling] = _Rows(self)
@@ -584,8 +601,9 @@ class ScalingReport:
         """The analysis as JSON: metric, reference and target points, totals (rows are per model), the
         strong-scaling parameters and view, and the call paths left out of the predicted total."""
         return {"metric": self.metric, "unit": self.unit, "measure": self.measure,
-                "reference_point": self.reference, "target": self.target,
-                "total_measured": self.total_measured, "total_predicted": self.total_predicted,
+                "reference_point": self.reference, "target": None if self.no_target else self.target,
+                "no_target": self.no_target, "total_measured": self.total_measured,
+                "total_predicted": self.total_predicted,
                 "strong_parameters": list(self.strong_parameters),
                 "strong_scaling": None if self.strong is None else self.strong.to_json(),
                 "negative": [{"callpath": r.callpath, "predicted": r.predicted,
@@ -647,9 +665,11 @@ def analyse(experiment: Experiment, models: ModelSet | Sequence[Model], metric: 
     out of the predicted total (see the module's documentation).  Call paths without a model keep NaN
     predictions.  ``constraints`` (from a prior) mark the rows whose model the prior restricted.
     Without a ``target``, a strong-scaling study's is 4× its process counts, any other's 4× every
-    parameter (:func:`default_target`).  Every model is evaluated at once from the model columns
-    (:meth:`pmkit.modelcolumns.ModelColumns.evaluate`, the values :func:`evaluate` gives one function),
-    and every per-row quantity is an array: nothing here loops over the call paths in Python.
+    parameter (:func:`default_target`); an experiment of one measured point has none (:func:`no_target`:
+    the report is at the reference point alone, and a ``target`` other than that point is a UsageError).  Every model is
+    evaluated at once from the model columns (:meth:`pmkit.modelcolumns.ModelColumns.evaluate`, the values
+    :func:`evaluate` gives one function), and every per-row quantity is an array: nothing here loops over
+    the call paths in Python.
     """
     metric = metric or default_metric(experiment)
     if metric not in experiment.measurements:
@@ -661,8 +681,14 @@ def analyse(experiment: Experiment, models: ModelSet | Sequence[Model], metric: 
     parent, depth = tree.parents(), tree.depths()
     ref = reference_index(experiment)
     reference = {name: float(v) for name, v in zip(experiment.parameters, experiment.points[ref], strict=True)}
-    strong = strong_parameters(experiment, metric, measure)
-    goal = resolve_target(experiment, target, strong)
+    without = no_target(experiment)
+    if without is not None and target:
+        if resolve_target(experiment, target) != reference:
+            given = ", ".join(f"{name}={value:g}" for name, value in target.items())
+            raise UsageError(f"cannot predict at {given}: {without}")
+        without = None  # the one measured point itself (two runs compared there): nothing is extrapolated
+    strong = strong_parameters(experiment, metric, measure) if without is None else ()
+    goal = dict(reference) if without is not None else resolve_target(experiment, target, strong)
     measured = experiment.values(metric, measure)[:, ref]
     measured_at = np.isfinite(experiment.measurements[metric]).any(axis=2).sum(axis=1)
     columns = models.columns
@@ -673,8 +699,9 @@ def analyse(experiment: Experiment, models: ModelSet | Sequence[Model], metric: 
     predicted = np.full(len(tree), np.nan)
     if with_function.any():
         fitted[with_function] = columns.evaluate(reference)[position[with_function]]
-        predicted[with_function] = columns.evaluate(goal)[position[with_function]]
-    intervals = TargetIntervals(models, position, with_function, goal)
+        if without is None:  # one run: nothing predicted, so no prediction, growth or share then (NaN)
+            predicted[with_function] = columns.evaluate(goal)[position[with_function]]
+    intervals = TargetIntervals(models, position, with_function & (without is None), goal)
     codes, classes = columns.growth(goal)  # a segmented model grows as its segment at the target
     growth_code = np.where(has, codes[np.where(has, position, 0)], -1)
     counted = tree.roots() if info.inclusive else list(range(len(tree)))
@@ -710,7 +737,7 @@ def analyse(experiment: Experiment, models: ModelSet | Sequence[Model], metric: 
                           branch_predicted, measured_at.astype(np.int64), parent, depth, negative, lost,
                           branch_negative, intervals)
     return ScalingReport(experiment, metric, info.unit, info.inclusive, measure, reference, ref, goal,
-                         total_measured, total_predicted, models, rows, strong, view, along, start)
+                         total_measured, total_predicted, models, rows, strong, view, along, start, without)
 
 
 class TargetIntervals:

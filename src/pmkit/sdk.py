@@ -339,7 +339,7 @@ def _analyse(inputs: Any, metric: str | None, target: Mapping[str, float] | None
         result = InputAnalysis(source, experiment, fitted, report, findings, focus, outcome)
         if isinstance(fitted, ContributesToAnalysis):
             result.tables = list(fitted.analysis_tables(chosen, report.target))
-            total = fitted.predicted_total(chosen, report.target)
+            total = fitted.predicted_total(chosen, report.target) if report.no_target is None else None
             result.total = PredictedTotal(*total) if total is not None else None
         results.append(result)
     return Analysis(results, read.skipped)

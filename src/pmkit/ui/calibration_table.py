@@ -6,10 +6,10 @@ import math
 
 from rich.console import Group as RenderGroup
 from rich.console import RenderableType
-from rich.table import Table
 from rich.text import Text
 
 from pmkit.calibration.reference import Reference
+from pmkit.ui.layout import plain_table
 from pmkit.ui.quantities import format_figure, format_value
 
 MODEL_STYLES = {"poisson": "green", "exponential": "green", "constant": "cyan", "empirical": "yellow"}
@@ -27,7 +27,7 @@ def calibration_table(reference: Reference, *, title: str | None = None) -> Rend
     critical value.  A group whose models were both rejected shows ``empirical`` in yellow with a
     star, and the notes below say why, once per distinct reason.
     """
-    table = Table(title=Text(title) if title else None, title_justify="left", expand=False)
+    table = plain_table(title=Text(title) if title else None)
     table.add_column("operation", overflow="fold")
     table.add_column("P", justify="right")
     table.add_column("bytes", justify="right")

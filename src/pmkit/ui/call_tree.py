@@ -194,6 +194,8 @@ class CallTreeView:
             predicted = Text("≥") + predicted
         if not branch:
             mark_wide(predicted, row)
+        if report.no_target is not None:  # one run: the measured value instead of a prediction
+            predicted = value_text(row.branch_share * report.total_measured if branch else row.measured, report.unit)
         numbers = [Text(format_share(now)), predicted, share_then]
         growth = growth_cell(row, report)
         if branch:
@@ -211,9 +213,14 @@ class CallTreeView:
         kind = "inclusive (with callees)" if report.inclusive else "exclusive (without callees)"
         branch = "their branch's " if not report.inclusive else ""
         order = {"share": f"{branch}share then", "growth": f"{branch}fastest growth", "name": "name"}[self.sort]
-        caption = (f"share now: of the total at {format_point(report.reference)} · {target_header(report)}: "
-                   f"predicted · share then: of the predicted total\n"
-                   f"{printable(report.metric)} is {kind}; siblings sorted by {order}")
+        if report.no_target is not None:
+            order = order.replace("share then", "share")
+            caption = (f"share: of the total at {format_point(report.reference)} · measured: the {report.measure} "
+                       f"of repetitions\n{printable(report.metric)} is {kind}; siblings sorted by {order}")
+        else:
+            caption = (f"share now: of the total at {format_point(report.reference)} · {target_header(report)}: "
+                       f"predicted · share then: of the predicted total\n"
+                       f"{printable(report.metric)} is {kind}; siblings sorted by {order}")
         if any(r is not None and r.negative for r, *_ in self.rows):
             caption += "; ! negative at the target (see below)"
         if not report.inclusive and any(r is not None and hidden and r.branch_negative and not r.negative
@@ -264,6 +271,9 @@ class CallTreeView:
             Column(header, numbers(2), width_of(2), drop=3, justify="right", name=header),
             Column("share\nthen", numbers(3), width_of(3), justify="right", name="share then"),
         ]
+        if report.no_target is not None:  # one run: what was measured, nothing towards a target
+            columns = [path, model, Column("share", numbers(1), width_of(1), drop=2, justify="right"),
+                       Column("measured", numbers(2), width_of(2), justify="right")]
         return layout_table(columns, width, title=self.title, caption=self.caption())
 
 

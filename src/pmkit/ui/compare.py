@@ -41,6 +41,17 @@ def side_line(label: str, result: InputAnalysis) -> Text:
     return Text(printable(text))
 
 
+def target_note(comparison: Comparison) -> str:
+    """How the target was chosen, when it was not given: 4× the largest measured, or — one run each, at the
+    same point — that point, since there is nothing to extrapolate."""
+    if comparison.default_target:
+        return " (4× the largest measured of both; choose with --at)"
+    if all(len(r.experiment.points) == 1 and r.report.reference == comparison.target
+           for r in (comparison.a, comparison.b)):
+        return " (the one measured point of both: one run each, nothing to extrapolate)"
+    return ""
+
+
 def header_view(comparison: Comparison) -> Table:
     """Which two studies, at which target, and how the predicted totals compare."""
     a, b = comparison.a.report, comparison.b.report
@@ -49,8 +60,7 @@ def header_view(comparison: Comparison) -> Table:
     grid.add_column(overflow="fold")
     grid.add_row("A", side_line("A", comparison.a))
     grid.add_row("B", side_line("B", comparison.b))
-    grid.add_row("target", format_point(comparison.target)
-                 + (" (4× the largest measured of both; choose with --at)" if comparison.default_target else ""))
+    grid.add_row("target", format_point(comparison.target) + target_note(comparison))
     total = (f"A {format_value(a.total_predicted, a.unit)} → B {format_value(b.total_predicted, b.unit)} at "
              f"{format_point(comparison.target)}")
     if comparison.comparable:

@@ -59,8 +59,8 @@ def summary_view(detail: CallpathDetail) -> Table:
                                      + (f", {model.n_points} points" if model.n_points else "")))
         for note in model.notes:
             grid.add_row("note", Text(printable(note), style="italic"))
-    grid.add_row("share", f"{format_share(row.share)} of the total now, "
-                          f"{format_share(row.predicted_share)} at the target")
+    then = f", {format_share(row.predicted_share)} at the target" if detail.no_target is None else ""
+    grid.add_row("share", f"{format_share(row.share)} of the total now{then}")
     for stored in detail.stored:
         function = stored.model.function
         text = Text(f"{printable(stored.name)}: ", style="bold")

@@ -125,9 +125,8 @@ def table(columns: Sequence[Column], width: int | None, *, title: str | Text | N
     kept, dropped = fit(columns, width, gap)
     if dropped:
         caption = (caption + "\n" if caption else "") + f"left out at this width: {', '.join(c.name for c in dropped)}"
-    view = Table(box=box.SIMPLE_HEAD, title=title, title_justify="left", pad_edge=False, show_edge=False,
-                 collapse_padding=True, caption=caption or None, caption_justify="left", caption_style="dim",
-                 padding=(0, 1) if gap == 2 else (0, 0))
+    view = plain_table(title=title, caption=caption or None, caption_justify="left", caption_style="dim",
+                       padding=(0, 1) if gap == 2 else (0, 0))
     laid_out = []
     for column in kept:
         view.add_column(column.header, justify=column.justify, width=column.width,  # type: ignore[arg-type]
@@ -136,6 +135,14 @@ def table(columns: Sequence[Column], width: int | None, *, title: str | Text | N
     for row in zip(*laid_out, strict=True):
         view.add_row(*row)
     return view
+
+
+def plain_table(*, title: str | Text | None = None, **options: object) -> Table:
+    """An empty rich table in the style of every pmkit view: a rule under the header, no outer edge.
+
+    ``options`` go to :class:`rich.table.Table` (a caption, padding)."""
+    return Table(box=box.SIMPLE_HEAD, title=title, title_justify="left", pad_edge=False, show_edge=False,
+                 collapse_padding=True, **options)  # type: ignore[arg-type]
 
 
 _TERMS = re.compile(r" (?=[+-] )")

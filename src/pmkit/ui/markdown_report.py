@@ -90,12 +90,17 @@ def markdown_section(result: InputAnalysis, *, depth: int | None = None, min_sha
                        f"{{{', '.join(format_number(v) for v in sorted(set(experiment.points[:, i])))}}}"
                        for i, name in enumerate(experiment.parameters))
     modelers = report.modelers()
-    lines += [f"- measured: {len(experiment.points)} points ({params}), {len(experiment.callpaths)} call paths",
+    points = f"{len(experiment.points)} point" + ("" if len(experiment.points) == 1 else "s")
+    lines += [f"- measured: {points} ({params}), {len(experiment.callpaths)} call paths",
               f"- metric: {printable(report.metric)}" + (f" ({printable(unit)})" if unit else "")
               + f", {'inclusive' if report.inclusive else 'exclusive'}, {report.measure} of repetitions",
               f"- modeler: {printable(', '.join(modelers) or '–')}",
               f"- now: {format_point(report.reference)} (largest measured); target: {target_text(report)}",
               f"- total: {total_text(result)}"]
+    if report.no_target is not None:  # one run: the measured values, and why nothing is predicted (said once)
+        lines[-2:] = [f"- now: {format_point(report.reference)} (the one measured point); target: none — "
+                      f"{report.no_target}",
+                      f"- total: {format_value(report.total_measured, unit)} (measured)"]
     if result.speedups:
         lines.append(f"- speed-up: {format_speedups(result.speedups)}")
     lines.append("")
@@ -135,6 +140,8 @@ def _overview(report: ScalingReport, names: Sequence[str], *, depth: int | None,
     unit = report.unit
     lines: list[str] = []
     least = min_share * RANKING_SHARE
+    if report.no_target is not None:  # one run: nothing grows towards a target, so no ranking
+        return _measured_tree(report, names, depth=depth, min_share=min_share, sort=sort)
     lines += [f"### {ranking_title(report)}", ""]
     if report.strong is not None:
         ranked = report.limiting(min_share=least, limit=top)
@@ -197,6 +204,28 @@ def _overview(report: ScalingReport, names: Sequence[str], *, depth: int | None,
     return lines
 
 
+def _measured_tree(report: ScalingReport, names: Sequence[str], *, depth: int | None, min_share: float,
+                   sort: str) -> list[str]:
+    """The call tree of one run: each call path's model, share and measured value (its branch's, for a row
+    with hidden callees of an exclusive metric)."""
+    rows = []
+    visible = visible_rows(report, depth=depth, min_share=min_share, sort=sort)
+    for row, _guide, hidden, folded in visible:
+        if row is None:
+            rows.append([f"… {folded} more <{format_share(min_share)}", "", "", ""])
+            continue
+        name = "&nbsp;&nbsp;" * row.depth + _code(names[row.index] if row.depth == 0 else "->" + names[row.index])
+        branch = hidden and not report.inclusive
+        share = row.branch_share if branch else row.share
+        value = share * report.total_measured if branch else row.measured
+        rows.append([name + (f" (+{hidden})" if hidden else ""), " — ".join([_model(row), *tree_notes(row)]),
+                     format_share(share), format_value(value, report.unit)])
+    kind = "inclusive (with callees)" if report.inclusive else "exclusive (without callees)"
+    return ["### Call tree", "", *_table(["call path", "model", "share", "measured"], rows, right=(2, 3)), "",
+            f"_share: of the total at {format_point(report.reference)}; measured: the {report.measure} of "
+            f"repetitions. {printable(report.metric)} is {kind}_"]
+
+
 def _contributed(table: ContributedTable) -> list[str]:
     numeric = {n for n in range(len(table.columns)) if any(isinstance(r[n], int | float) for r in table.rows)}
     rows = [[format_cell(c, table.unit(n)) for n, c in enumerate(row)] for row in table.rows]
@@ -229,7 +258,8 @@ def _detail(detail: CallpathDetail) -> list[str]:
                                      else ""))
     if model is not None and model.notes and model.function is not None:
         lines += [f"- note: {printable(n)}" for n in model.notes]
-    lines += [f"- share: {format_share(row.share)} now, {format_share(row.predicted_share)} at the target", ""]
+    lines += [f"- share: {format_share(row.share)} now"
+              + (f", {format_share(row.predicted_share)} at the target" if detail.no_target is None else ""), ""]
     if negative_line(detail):
         lines += [f"**{_cell(negative_line(detail))}**", ""]
     lines += _table(["point", "reps", "mean", "±", "min", "max", "model", "error"],

@@ -8,7 +8,6 @@ pmkit.analyse(path))`` prints it to any rich Console (a terminal, a notebook, a 
 from __future__ import annotations
 
 import numpy as np
-from rich import box
 from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
@@ -21,6 +20,7 @@ from pmkit.strong_scaling import target_rule, values_summed
 from pmkit.ui.call_tree import call_tree_view
 from pmkit.ui.detail import detail_view
 from pmkit.ui.findings_panel import findings_panel
+from pmkit.ui.layout import plain_table
 from pmkit.ui.quantities import format_cell, format_number, format_point, format_speedups, format_value
 from pmkit.ui.ranking import ranking_view
 
@@ -83,12 +83,17 @@ def header_view(result: InputAnalysis) -> Table:
     unit = f"{report.unit}, " if report.unit else ""
     grid.add_row("metric", Text(printable(f"{report.metric} ({unit}{kind}), {report.measure} of repetitions · modeler "
                                           f"{', '.join(modelers) or '–'}")))
-    grid.add_row("now", f"{format_point(report.reference)} (largest measured)")
-    grid.add_row("target", target_text(report))
-    grid.add_row("total", total_text(result))
+    if report.no_target is not None:  # one run: the measured values, and why nothing is predicted (said once)
+        grid.add_row("now", f"{format_point(report.reference)} (the one measured point)")
+        grid.add_row("target", Text(f"none — {report.no_target}", style="yellow"))
+        grid.add_row("total", f"{format_value(report.total_measured, report.unit)} (measured)")
+    else:
+        grid.add_row("now", f"{format_point(report.reference)} (largest measured)")
+        grid.add_row("target", target_text(report))
+        grid.add_row("total", total_text(result))
     if result.speedups:
         grid.add_row("speed-up", format_speedups(result.speedups))
-    for warning in data_warnings(experiment):
+    for warning in data_warnings(experiment) if report.no_target is None else ():
         grid.add_row(Text("warning", style="yellow"), Text(warning, style="yellow"))
     for path, problem in experiment.provenance.skipped:
         grid.add_row(Text("skipped", style="yellow"), Text(printable(f"{path}: {problem}"), style="yellow"))
@@ -122,8 +127,7 @@ def total_text(result: InputAnalysis) -> str:
 
 def contributed_table_view(table: ContributedTable) -> RenderableType:
     """A table a plugin contributed to the analysis, numbers with their column's unit, its notes under it."""
-    view = Table(box=box.SIMPLE_HEAD, title=table.title, title_justify="left", pad_edge=False, show_edge=False,
-                 collapse_padding=True)
+    view = plain_table(title=table.title)
     for n, column in enumerate(table.columns):
         numeric = any(isinstance(row[n], int | float) for row in table.rows)
         view.add_column(column, justify="right" if numeric else "left", overflow="fold")
@@ -153,8 +157,9 @@ def show_view(result: InputAnalysis, *, depth: int | None = None, min_share: flo
     report = result.report
     parts.append(call_tree_view(report, depth=depth, min_share=min_share, sort=sort, title="Call tree",
                                 full_names=full_names))
-    parts += [Text(""), ranking_view(report, limit=top, min_share=min_share * RANKING_SHARE, full_names=full_names,
-                                     rank_by=rank_by)]
+    if report.no_target is None:  # one run: nothing grows towards a target, so no ranking
+        parts += [Text(""), ranking_view(report, limit=top, min_share=min_share * RANKING_SHARE,
+                                         full_names=full_names, rank_by=rank_by)]
     for table in result.tables:
         parts += [Text(""), contributed_table_view(table)]
     if result.findings is not None:
