@@ -154,8 +154,10 @@ class Behaviour:
         return falls
 
 
+@lru_cache(maxsize=1024)
 def shape_text(shape: Shape | None, parameter: str) -> str:
-    """``(-1, 0)`` → ``1/p``, ``(-1/2, 0)`` → ``1/p^(1/2)``, ``(1, 1)`` → ``p·log2(p)``, ``(0, 0)`` → ``1``."""
+    """``(-1, 0)`` → ``1/p``, ``(-1/2, 0)`` → ``1/p^(1/2)``, ``(1, 1)`` → ``p·log2(p)``, ``(0, 0)`` → ``1``
+    (made once per shape: a view writes the same few for every row)."""
     if shape is None or shape == (0, 0):
         return "1"
     alpha, beta = shape

@@ -275,6 +275,9 @@ class _Shape:
     slope_factor: float
     logarithmic: bool
     slope_basis: float
+    below: bool
+    """Whether the shape is below ``(0, 0)`` (falls for a positive coefficient), as describe() compares it."""
+    above: bool
 
 
 def _closed_shapes(columns: ModelColumns, parameter: str, start: float, end: float, at: float) -> dict[int, _Shape]:
@@ -297,7 +300,8 @@ def _closed_shapes(columns: ModelColumns, parameter: str, start: float, end: flo
             ends = _term_value(alpha, beta, start), _term_value(alpha, beta, end)
         except (ZeroDivisionError, OverflowError):  # log2(1)^-1: the per-row path says what it says
             continue
-        out[s] = _Shape(shape, alpha, beta, alpha > 0 or beta > 0, *ends, part[0], power is None, basis)
+        out[s] = _Shape(shape, alpha, beta, alpha > 0 or beta > 0, *ends, part[0], power is None, basis,
+                        shape < (0, 0), shape > (0, 0))
     return out
 
 
@@ -315,9 +319,9 @@ def _one_term_json(parameter: str, info: _Shape, kind: str, constant: float, pos
                    negative_from: float | None, local_exponent: float, value: float,
                    value_text: Callable[[float], str]) -> dict[str, object]:
     """:meth:`Trend.to_json` of ``constant + c·term`` (term of shape ``info``, ``c`` positive or not)."""
-    falling = info.shape if positive and info.shape < (0, 0) else None
-    growing = info.shape if positive and info.shape > (0, 0) else None
-    limit = constant if info.shape < (0, 0) else None
+    falling = info.shape if positive and info.below else None
+    growing = info.shape if positive and info.above else None
+    limit = constant if info.below else None
     state = "negative" if value < 0 else _state(kind, math.nan, None, limit, local_exponent)
     return _document(parameter, kind, state, _words(state, parameter, falling, growing, limit, None, None,
                                                     negative_from, value_text),
