@@ -43,8 +43,9 @@ def random_laws(rng: np.random.Generator, n: int, parameters: tuple[str, ...]) -
         for _ in range(int(rng.choice([0, 1, 1, 1, 2]))):
             alpha, beta = shapes[rng.integers(len(shapes))]
             factors = [Factor(parameters[0], alpha, beta)]
-            if len(parameters) > 1 and rng.integers(3) == 0:
-                factors.append(Factor(parameters[1], F(int(rng.integers(1, 3))), F(0)))
+            if len(parameters) > 1 and rng.integers(3) == 0:  # a factor of n, or a term of n alone
+                alpha, beta = F(int(rng.integers(1, 3))), F(int(rng.integers(2)))
+                factors[rng.integers(2):] = [Factor(parameters[1], alpha, beta)]
             coefficient = float(rng.choice([1.0, -1.0, 0.0 if rng.integers(20) == 0 else 1.0]) * rng.lognormal(0, 3))
             terms.append(Term(coefficient, tuple(factors)))
         laws.append(None if kind == 1 else Function(parameters, c0, tuple(terms)))
@@ -119,3 +120,12 @@ def test_show_json_behaviours_equal_the_per_row_ones(tmp_path, modeler):
         report = analyse(source, modeler=modeler, detectors=[]).inputs[0].report
         indices = list(range(len(report.experiment.callpaths)))
         assert repr(report.trends_json(indices, text)) == repr(per_row(report, indices))
+
+
+def test_a_study_of_constants_only():
+    laws = [Function(("p",), 3.0), Function(("p",), -1.0), None]
+    columns = ModelColumns.from_models(("p",), [Model(f"f{i}", "time", law) for i, law in enumerate(laws)])
+    target = {"p": 64.0}
+    done = closed_form_json(columns, np.arange(3), columns.evaluate(target), "p", 1.0, target, text)
+    assert sorted(done) == [0, 1] and done[1]["state"] == "negative" and done[1]["negative_from"] == 1.0
+    assert closed_form_json(columns, np.arange(0), np.zeros(0), "p", 1.0, target, text) == {}

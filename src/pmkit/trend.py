@@ -30,7 +30,7 @@ from pmkit.behaviour import (
     describe,
     shape_text,
 )
-from pmkit.pmnf import Function, Term, _factor_derivative
+from pmkit.pmnf import Factor, Function, Term, _factor_derivative
 
 if TYPE_CHECKING:
     from pmkit.modelcolumns import ModelColumns
@@ -200,10 +200,11 @@ def closed_form_json(columns: ModelColumns, positions: np.ndarray, values: np.nd
                      start: float, target: Mapping[str, float],
                      value_text: Callable[[float], str] = lambda v: f"{v:.3g}") -> dict[int, dict[str, object]]:
     """``trend_of(...).to_json(value_text)`` for many series of ``columns`` at once, for those whose law along
-    ``parameter`` has a closed form: constants, and one term ``c·p^α`` or ``c·log2(p)^β`` in ``parameter`` alone
-    (:func:`pmkit.behaviour._monotone`) from ``start`` ≥ 1 on.  ``positions`` are the series, ``values`` their
-    predictions at the target; returns {k: document} for the k-th series so described — the rest (segmented
-    models, several terms, other parameters' factors, non-finite numbers) is left to :func:`trend_of`.
+    ``parameter`` (the other parameters at the target, :meth:`Function.along`) has a closed form: constants, and
+    one term ``c·p^α`` or ``c·log2(p)^β`` (:func:`pmkit.behaviour._monotone`) from ``start`` ≥ 1 on.
+    ``positions`` are the series, ``values`` their predictions at the target; returns {k: document} for the k-th
+    series so described — the rest (segmented models, several terms in ``parameter``, ``p^α·log2(p)^β``,
+    non-finite numbers) is left to :func:`trend_of`.
 
     Identical to the per-row documents, not only close: whatever is a power or a logarithm is computed per
     distinct shape by the same scalar code, and per series only products, sums and comparisons, which numpy
@@ -220,26 +221,42 @@ def closed_form_json(columns: ModelColumns, positions: np.ndarray, values: np.nd
     positions = np.asarray(positions, dtype=np.int64)
     values = np.asarray(values, dtype=float)
     first, count = columns.term_start[positions], np.diff(columns.term_start)[positions]
-    term = np.minimum(first, max(len(columns.coefficient) - 1, 0))
-    c0 = columns.c0[positions]
-    ok = columns.has_function[positions] & np.isfinite(c0) & np.isfinite(values) & (count <= 1)
+    ok = columns.has_function[positions] & np.isfinite(values)
     if columns.segments:
         ok &= ~np.isin(positions, np.fromiter(columns.segments, dtype=np.int64))
-    shapes = _closed_shapes(columns, parameter, start, end, at)
-    one = count == 1
-    if len(columns.coefficient):
-        coefficient = columns.coefficient[term]
-        shape = columns.shape_of_term[term]
-        ok &= ~one | (np.isfinite(coefficient) & (coefficient != 0) & np.isin(shape, list(shapes)))
+    parts = _closed_shapes(columns, parameter, start, end, at, target)
+    table = [part.info for part in parts]
+    width = max((len(part.folds) for part in parts), default=0)
+    folds = np.ones((len(parts), width))  # c·1.0 is c: the rows of shapes with fewer factors
+    for k, part in enumerate(parts):
+        folds[k, :len(part.folds)] = part.folds
+    along = np.array([part.along for part in parts], dtype=bool)
+    closed = np.array([part.info is not None for part in parts], dtype=bool)
+    constant = columns.c0[positions].copy()
+    coefficient, shape, terms = (np.zeros(len(positions)), np.zeros(len(positions), dtype=np.int64),
+                                 np.zeros(len(positions), dtype=np.int64))
+    for rank in range(int(count.max()) if count.size else 0):  # Function.along, term by term
+        has = count > rank
+        term = np.where(has, first + rank, 0)
+        of = columns.shape_of_term[term]
+        c = columns.coefficient[term]
+        for j in range(width):  # the other parameters' factors at the target, in the term's order
+            c = c * folds[of, j]
+        own = has & along[of]
+        constant = np.where(has & ~along[of], constant + c, constant)  # terms without the parameter
+        ok &= ~own | closed[of]
+        terms = terms + own
+        coefficient, shape = np.where(own, c, coefficient), np.where(own, of, shape)
+    constant = constant + 0.0  # describe(): the constant part, line.constant + 0
+    one = terms == 1
+    ok &= (terms <= 1) & np.isfinite(constant) & (~one | (np.isfinite(coefficient) & (coefficient != 0)))
     out: dict[int, dict[str, object]] = {}
-    constant = c0 + 0.0  # describe(): the constant part, line.constant + 0
     for k in np.flatnonzero(ok & ~one).tolist():
         out[k] = _constant_json(parameter, float(constant[k]), float(values[k]), start, value_text)
     rows = np.flatnonzero(ok & one)
     if not rows.size:
         return out
     coefficient, shape, constant, value = coefficient[rows], shape[rows], constant[rows], values[rows]
-    table = [shapes.get(s) for s in range(max(shapes) + 1)] if shapes else []
     pick = {name: np.array([getattr(info, name) if info else 0.0 for info in table])[shape]
             for name in ("at_start", "at_end", "slope_factor", "slope_basis")}
     rising = np.array([bool(info and info.rising) for info in table])[shape]
@@ -280,29 +297,49 @@ class _Shape:
     above: bool
 
 
-def _closed_shapes(columns: ModelColumns, parameter: str, start: float, end: float, at: float) -> dict[int, _Shape]:
-    """The shapes of ``columns`` (by index) that are one factor of ``parameter`` with α = 0 or β = 0."""
-    out = {}
+@dataclass(frozen=True)
+class _Part:
+    """A term shape of the columns as :func:`closed_form_json` reads it along the parameter: the other
+    parameters' factors at the target (``folds``, in the term's order), whether it has a factor of the
+    parameter (``along``; else it adds to the constant), and that factor's closed form, if it has one."""
+
+    folds: tuple[float, ...]
+    along: bool
+    info: _Shape | None
+
+
+def _closed_shapes(columns: ModelColumns, parameter: str, start: float, end: float, at: float,
+                   target: Mapping[str, float]) -> list[_Part]:
+    """Each shape of ``columns`` as a :class:`_Part`; the factor of ``parameter`` has a closed form when α = 0
+    or β = 0 (and the term is defined at ``start``)."""
     point, _, _ = Function((parameter,))._columns(at)
-    for s, factors in enumerate(columns.shapes):
-        if len(factors) != 1 or factors[0].parameter != parameter:
-            continue
-        factor = factors[0]
-        shape = (factor.exponent, factor.log_exponent)
-        if 0 not in shape:
-            continue
-        alpha, beta = float(shape[0]), float(shape[1])
-        power, log = _factor_derivative(factor)
-        part = power if power is not None else log
-        assert part is not None
-        basis = float(Term(1.0, (part[1],)).basis(point, 1)[0])
-        try:
-            ends = _term_value(alpha, beta, start), _term_value(alpha, beta, end)
-        except (ZeroDivisionError, OverflowError):  # log2(1)^-1: the per-row path says what it says
-            continue
-        out[s] = _Shape(shape, alpha, beta, alpha > 0 or beta > 0, *ends, part[0], power is None, basis,
-                        shape < (0, 0), shape > (0, 0))
+    infos: dict[Factor, _Shape | None] = {}
+    out = []
+    for factors in columns.shapes:
+        own = [f for f in factors if f.parameter == parameter]
+        folds = tuple(float(f.evaluate(np.array([float(target[f.parameter])], dtype=float))[0])
+                      for f in factors if f.parameter != parameter)
+        if own and own[0] not in infos:
+            infos[own[0]] = _closed_shape(own[0], start, end, point)
+        out.append(_Part(folds, bool(own), infos[own[0]] if own else None))
     return out
+
+
+def _closed_shape(factor: Factor, start: float, end: float, point: Mapping[str, np.ndarray]) -> _Shape | None:
+    shape = (factor.exponent, factor.log_exponent)
+    if 0 not in shape:
+        return None
+    alpha, beta = float(shape[0]), float(shape[1])
+    power, log = _factor_derivative(factor)
+    part = power if power is not None else log
+    assert part is not None
+    basis = float(Term(1.0, (part[1],)).basis(point, 1)[0])
+    try:
+        ends = _term_value(alpha, beta, start), _term_value(alpha, beta, end)
+    except (ZeroDivisionError, OverflowError):  # log2(1)^-1: the per-row path says what it says
+        return None
+    return _Shape(shape, alpha, beta, alpha > 0 or beta > 0, *ends, part[0], power is None, basis,
+                  shape < (0, 0), shape > (0, 0))
 
 
 def _constant_json(parameter: str, constant: float, value: float, start: float,
