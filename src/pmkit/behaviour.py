@@ -154,8 +154,10 @@ class Behaviour:
         return falls
 
 
+@lru_cache(maxsize=1024)
 def shape_text(shape: Shape | None, parameter: str) -> str:
-    """``(-1, 0)`` → ``1/p``, ``(-1/2, 0)`` → ``1/p^(1/2)``, ``(1, 1)`` → ``p·log2(p)``, ``(0, 0)`` → ``1``."""
+    """``(-1, 0)`` → ``1/p``, ``(-1/2, 0)`` → ``1/p^(1/2)``, ``(1, 1)`` → ``p·log2(p)``, ``(0, 0)`` → ``1``
+    (made once per shape: a view writes the same few for every row)."""
     if shape is None or shape == (0, 0):
         return "1"
     alpha, beta = shape
@@ -270,17 +272,23 @@ def _monotone(coefficient: float, shape: Shape, constant: float, start: float, e
     term is monotone there, so the grid search would find no turning point, and where the law crosses
     zero is a root.  Most models are of this form; the search costs ten times as much."""
     alpha, beta = float(shape[0]), float(shape[1])
-
-    def term(x: float) -> float:
-        return x ** alpha if beta == 0 else math.log2(x) ** beta
-
     kind = "grows" if (coefficient > 0) == (alpha > 0 or beta > 0) else "falls"
-    if constant + coefficient * term(start) < 0:
+    if constant + coefficient * _term_value(alpha, beta, start) < 0:
         return kind, start
-    if kind == "grows" or not constant + coefficient * term(end) < 0:
+    if kind == "grows" or not constant + coefficient * _term_value(alpha, beta, end) < 0:
         return kind, None
+    return kind, _root(coefficient, alpha, beta, constant)
+
+
+def _term_value(alpha: float, beta: float, x: float) -> float:
+    """``x^α`` (β = 0) or ``log2(x)^β`` (α = 0), as :func:`_monotone` evaluates one term."""
+    return x ** alpha if beta == 0 else math.log2(x) ** beta
+
+
+def _root(coefficient: float, alpha: float, beta: float, constant: float) -> float:
+    """Where ``constant + coefficient·x^α`` (β = 0) or ``constant + coefficient·log2(x)^β`` (α = 0) is zero."""
     level = -constant / coefficient  # the term's value at the root, positive between start and end
-    return kind, level ** (1 / alpha) if beta == 0 else 2.0 ** (level ** (1 / beta))
+    return level ** (1 / alpha) if beta == 0 else 2.0 ** (level ** (1 / beta))
 
 
 def _sign_changes(function: Function, grid: np.ndarray, values: np.ndarray | None = None

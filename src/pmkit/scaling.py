@@ -20,7 +20,7 @@ path's detail (:mod:`pmkit.detail`), into a :class:`pmkit.analysis.Analysis`; :m
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -35,7 +35,7 @@ from pmkit.models import Model, ModelSet
 from pmkit.names import display_names, display_path
 from pmkit.pmnf import Function
 from pmkit.strong_scaling import StrongScaling, lost_shares, strong_parameters, strong_scaling
-from pmkit.trend import Trend, trend_of, trend_parameter
+from pmkit.trend import Trend, closed_form_json, trend_of, trend_parameter
 
 DEFAULT_SCALE_UP = 4.0
 """Without a target, it is this many times the largest measured value of each parameter."""
@@ -342,6 +342,23 @@ class ScalingReport:
             self._trends[index] = trend_of(function, self.trend_parameter, self.trend_start, self.target,
                                            self.reference, predicted if math.isfinite(predicted) else None)
         return self._trends[index]
+
+    def trends_json(self, indices: Sequence[int], value_text: Callable[[float], str]) -> list[dict[str, object] | None]:
+        """``trend(i).to_json(value_text)`` (None without a trend) for each of ``indices``: the laws with a closed
+        form described at once from the model columns (:func:`pmkit.trend.closed_form_json`), the rest row by row."""
+        c = self.columns
+        index = np.asarray(indices, dtype=np.int64)
+        positions = c.model[index]
+        described = np.flatnonzero((positions >= 0) & c.has_function[index])
+        done = closed_form_json(self.models.columns, positions[described], c.predicted[index[described]],
+                                self.trend_parameter, self.trend_start, self.target, value_text)
+        out: list[dict[str, object] | None] = [None] * len(index)
+        for k, document in done.items():
+            out[int(described[k])] = document
+        for k in np.setdiff1d(np.arange(len(index)), described[list(done)]).tolist():
+            trend = self.trend(int(index[k]))
+            out[k] = None if trend is None else trend.to_json(value_text)
+        return out
 
     def default_target(self) -> dict[str, float]:
         """The target this analysis has when none is given (see :func:`default_target`)."""

@@ -115,6 +115,14 @@ def behaviour(report: ScalingReport, index: int) -> dict[str, Any] | None:
     return None if trend is None else trend.to_json(lambda v: format_value(v, report.unit))
 
 
+def behaviours(report: ScalingReport, indices: Sequence[int]) -> list[dict[str, Any] | None]:
+    """:func:`behaviour` of each of ``indices``, the laws with a closed form described at once
+    (:meth:`pmkit.scaling.ScalingReport.trends_json`): what ``pmkit show --json`` writes for every row."""
+    from pmkit.ui.quantities import format_value
+
+    return report.trends_json(indices, lambda v: format_value(v, report.unit))
+
+
 def _document(parameters: Sequence[str], entries: list[dict[str, Any]], sources: Sequence[str],
               skipped: Iterable[Skipped], findings: Iterable[Finding]) -> dict[str, Any]:
     return {

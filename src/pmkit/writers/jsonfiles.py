@@ -91,8 +91,8 @@ def write_show_document(stream: BinaryIO, analysis: Analysis, chunk: int = CHUNK
 def _predictions(result: InputAnalysis) -> Annotate:
     """Adds each entry's ``prediction``: its call path's row of the report when the model is of the
     analysed metric and its call path is in the experiment, else None — the row's numbers from the
-    report's arrays, its ``behaviour`` described per row (:func:`pmkit.schema.behaviour`)."""
-    from pmkit.schema import behaviour
+    report's arrays, its ``behaviour`` described a chunk at a time (:func:`pmkit.schema.behaviours`)."""
+    from pmkit.schema import behaviours
 
     tree = result.experiment.callpaths
     columns, metric = result.models.columns, result.report.metric
@@ -102,11 +102,12 @@ def _predictions(result: InputAnalysis) -> Annotate:
                 and columns.callpaths[start + k] in tree else -1 for k in range(len(entries))]
         shown = [i for i in rows if i >= 0]
         predictions = iter(result.report.rows_json(shown))
+        described = iter(behaviours(result.report, shown))
         for entry, row in zip(entries, rows, strict=True):
             prediction = next(predictions) if row >= 0 else None
             if prediction is not None:
                 del prediction["callpath"]
-                prediction["behaviour"] = behaviour(result.report, row)
+                prediction["behaviour"] = next(described)
             entry["prediction"] = prediction
 
     return annotate
