@@ -141,3 +141,12 @@ def test_a_slope_of_zero_at_the_start_does_not_decide_the_direction() -> None:
     # d/dp log2(p)^2 is 0 at p = 1: the law still falls from there on
     assert describe(law(3.0, (-0.5, 0, 2)), start=1.0).kind == "falls"
     assert describe(law(3.0, (-0.5, 0, 2), (-0.1, 0, 3)), start=1.0).kind == "falls"  # the grid search
+
+
+def test_a_negative_log_power_from_p_1_is_described_not_raised():
+    """log2(p)^-1 is infinite at p = 1: the closed form (which would divide by zero there) gives way to
+    the grid, which says the law falls towards its constant."""
+    law = Function(("p",), 2.0, (Term(3.0, (Factor("p", F(0), F(-1)),)),))
+    found = describe(law, "p", start=1.0)
+    assert found.kind == "falls" and found.limit == 2.0 and found.negative_from is None
+    assert describe(law, "p", start=2.0).kind == "falls"

@@ -221,7 +221,7 @@ def describe(function: Function, parameter: str | None = None, start: float = 1.
     limit = constant if all(s < (0, 0) for s in shapes) else None
 
     grid = _grid(start, horizon)
-    if len(terms) == 1 and start >= 1 and 0 in shapes[0]:
+    if len(terms) == 1 and start >= 1 and 0 in shapes[0] and not (shapes[0][1] < 0 and start == 1):
         kind, negative_from = _monotone(terms[0].coefficient, shapes[0], constant, start, float(grid[-1]))
         return Behaviour(parameter, line, start, horizon, kind, falling, growing, limit, negative_from=negative_from)
     slope = line.derivative(parameter)
