@@ -154,19 +154,15 @@ def refitted_alternatives(entry: Registration, options: Mapping[str, Any], batch
     from pmkit.intervals import AlternativeTable
 
     rows = np.flatnonzero(wanted)
-    if rows.size == 0:
-        table = AlternativeTable.empty(batch.parameters, len(batch))
-        table.weight[:] = 0.0
-        return table
-    some = returned(entry, "model", call(entry, "model", rows_of(batch, rows), **options), ModelSet, "a ModelSet")
-    found = None if some.uncertainty is None else some.uncertainty.table()
-    if found is None:
-        table = AlternativeTable.empty(batch.parameters, len(batch))
-        table.weight[:] = 0.0
-        return table
-    table = AlternativeTable.empty(batch.parameters, len(batch), found.weight.shape[1], found.coef.shape[2] - 1)
+    found = None
+    if rows.size:
+        some = returned(entry, "model", call(entry, "model", rows_of(batch, rows), **options), ModelSet, "a ModelSet")
+        found = None if some.uncertainty is None else some.uncertainty.table()
+    shape = (1, 1) if found is None else (found.weight.shape[1], found.coef.shape[2] - 1)
+    table = AlternativeTable.empty(batch.parameters, len(batch), *shape)
     table.weight[:] = 0.0
-    table.put(rows, found)
+    if found is not None:
+        table.put(rows, found)
     return table
 
 
