@@ -176,10 +176,10 @@ def _from_names(folder: Path, entries: list[tuple[Path, str]]) -> Study:
                              f"{first!r} has {list(order)}", member=label)
         runs.append(Run(file, name.coordinates, name.repetition, label))
     assert order is not None
-    return _drop_constant(Study(runs, order))
+    return drop_constant(Study(runs, order))
 
 
-def _drop_constant(study: Study) -> Study:
+def drop_constant(study: Study) -> Study:
     """Drop parameters with one value in every run, as Extra-P does (``x1y1z1`` varies only x)."""
     if len(study.runs) < 2:
         return study

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pmkit.errors import InputError
-from pmkit.readers.cube_study import Run, Study, _drop_constant, parse_run_name
+from pmkit.readers.cube_study import Run, Study, drop_constant, parse_run_name
 
 ANCHOR_SUFFIX = ".otf2"
 
@@ -70,7 +70,7 @@ def discover(path: Path) -> Study:
     if order is None:
         raise InputError(path, "contains no OTF2 trace (expected traces.otf2, or one folder per run such as "
                                "app.p8.r1/traces.otf2)")
-    return _drop_constant(Study(runs, order))
+    return drop_constant(Study(runs, order))
 
 
 def _single(anchor: Path) -> Study:
