@@ -39,13 +39,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
-from extrap_env import ExtrapUnavailable, extrap_python, extrap_version, model_with_extrap
+from extrap_env import extrap_python, extrap_version, model_with_extrap, run_main
 from rich.console import Console
 from rich.table import Table
 from synthetic import CASES, generate
 
 import pmkit
-from pmkit.errors import PmkitError
 from pmkit.experiment import CallTree, Experiment, Metric
 from pmkit.models import Model
 from pmkit.options import parse_assignments
@@ -479,8 +478,4 @@ def _targets(console: Console, tools: list[str], segmented: list[str], controls:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except (PmkitError, ExtrapUnavailable) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        sys.exit(2)
+    run_main(main)
