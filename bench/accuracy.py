@@ -30,18 +30,17 @@ from fractions import Fraction
 import numpy as np
 from extrap_env import (
     EXTRAP_MODELERS,
-    ExtrapUnavailable,
     ModelerSpec,
     extrap_python,
     extrap_version,
     model_with_extrap,
+    run_main,
 )
 from rich.console import Console
 from rich.table import Table
 from synthetic import CASES, NOISE, TERMS, X_SETS, SyntheticFunctions, add_noise, generate
 
 import pmkit
-from pmkit.errors import PmkitError
 from pmkit.experiment import CallTree, Experiment, Metric
 from pmkit.options import parse_assignments
 from pmkit.pmnf import Function
@@ -322,8 +321,4 @@ def _misses(truth: SyntheticFunctions, per_xset: dict[str, Scores]) -> list[dict
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except (PmkitError, ExtrapUnavailable) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        sys.exit(2)
+    run_main(main)

@@ -56,8 +56,7 @@ ENV = {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 installed package has it (``pip install`` compiles it; a shell with ``PYTHONDONTWRITEBYTECODE`` set
 would make every run compile pmkit's ~90 modules again, ~0.2 s — :func:`main` compiles them first)."""
 
-PMKIT_STAGES = r"""
-import io, json, sys, time
+STAGE_CLOCK = """\
 wall, cpu = time.perf_counter(), time.process_time()
 marks = {}
 def mark(name):
@@ -65,7 +64,13 @@ def mark(name):
     w, c = time.perf_counter(), time.process_time()
     marks[name] = {"wall": w - wall, "cpu": c - cpu}
     wall, cpu = w, c
-import pmkit
+"""
+"""The stage clock both measured scripts start with: ``mark(name)`` records the wall and CPU time since
+the previous mark in ``marks``, which the script prints as JSON at the end."""
+
+PMKIT_STAGES = r"""
+import io, json, sys, time
+""" + STAGE_CLOCK + r"""import pmkit
 from pmkit.writers import write_models
 mark("start-up")
 path, out, fmt = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -85,14 +90,7 @@ print(json.dumps(marks))
 EXTRAP_STAGES = r"""
 import json, sys, time, warnings
 warnings.simplefilter("ignore")
-wall, cpu = time.perf_counter(), time.process_time()
-marks = {}
-def mark(name):
-    global wall, cpu
-    w, c = time.perf_counter(), time.process_time()
-    marks[name] = {"wall": w - wall, "cpu": c - cpu}
-    wall, cpu = w, c
-from extrap.fileio.file_reader import all_readers
+""" + STAGE_CLOCK + r"""from extrap.fileio.file_reader import all_readers
 from extrap.fileio.output import format_output
 from extrap.modelers.model_generator import ModelGenerator
 mark("start-up")

@@ -14,13 +14,14 @@ import os
 import subprocess
 import sys
 import venv
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
+from pmkit.errors import PmkitError
 from pmkit.pmnf import Function
 
 BENCH_DIR = Path(__file__).resolve().parent
@@ -37,6 +38,16 @@ with Extra-P modeler options set (``{"name": "Basic", "label": "Basic neg",
 
 class ExtrapUnavailable(RuntimeError):
     """Extra-P could not be found or installed; the message says what was tried."""
+
+
+def run_main(main: Callable[[], int]) -> NoReturn:
+    """Exit with a benchmark's ``main()`` status; bad input or a missing Extra-P ends it with one
+    line ``error: …`` on stderr and status 2 rather than a traceback."""
+    try:
+        sys.exit(main())
+    except (PmkitError, ExtrapUnavailable) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)
 
 
 def _venv_python(root: Path) -> Path:

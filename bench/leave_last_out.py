@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from extrap_env import EXTRAP_MODELERS, ExtrapUnavailable, extrap_version, load_with_extrap, model_with_extrap
+from extrap_env import EXTRAP_MODELERS, extrap_version, load_with_extrap, model_with_extrap, run_main
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -203,9 +203,4 @@ def report(console: Console, tools: list[str], errors: dict[str, list[np.ndarray
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except (PmkitError, ExtrapUnavailable) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        sys.exit(2)
-
+    run_main(main)

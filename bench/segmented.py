@@ -39,13 +39,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
-from extrap_env import ExtrapUnavailable, extrap_python, extrap_version, model_with_extrap
+from extrap_env import extrap_python, extrap_version, model_with_extrap, run_main
 from rich.console import Console
 from rich.table import Table
 from synthetic import CASES, generate
 
 import pmkit
-from pmkit.errors import PmkitError
 from pmkit.experiment import CallTree, Experiment, Metric
 from pmkit.models import Model
 from pmkit.options import parse_assignments
@@ -397,54 +396,36 @@ def report(console: Console, tools: list[str], kinds: dict[str, bool], tallies: 
     segmented = [c for c, s in kinds.items() if s]
     controls = [c for c, s in kinds.items() if not s]
 
-    def cell(tool: str, case: str, noise: float, name: str) -> str:
-        t = tallies.get((tool, case, noise))
-        return "-" if t is None else f"{t.rate(name):.1f}"
-
     for noise in (0.0, *NOISES):
         label = "all noise levels" if noise == 0 else f"±{noise:.0%} noise"
-        table = Table(title=f"segmented cases, {label}: % predictions within tolerance / % change points within "
-                            "one step")
-        table.add_column("case")
-        for tool in tools:
-            table.add_column(f"{tool}\npred %", justify="right")
-        table.add_column(f"{pm}\nstep %", justify="right")
-        table.add_column(f"{pm}\nsplit %", justify="right")
-        for tool in extrap[:1]:
-            table.add_column(f"{tool}\nstep %", justify="right")
-            table.add_column(f"{tool}\nsplit %", justify="right")
-        rows = [*segmented, "all segmented"]
-        for case in rows:
-            members = segmented if case == "all segmented" else [case]
-            merged = {tool: _merge(tallies, tool, members, noise) for tool in tools}
-            cells = [f"{merged[t].rate('predicted'):.1f}" for t in tools]
-            cells += [f"{merged[pm].rate('step'):.1f}", f"{merged[pm].rate('split'):.1f}"]
-            for tool in extrap[:1]:
-                cells += [f"{merged[tool].rate('step'):.1f}", f"{merged[tool].rate('split'):.1f}"]
-            table.add_row(case, *cells, style="bold" if case == "all segmented" else None)
-        console.print(table)
-    table = Table(title="one-law controls, all noise levels: % predictions within tolerance; false segments %; "
-                        f"% models identical to {today}")
-    table.add_column("case")
-    for tool in tools:
-        table.add_column(f"{tool}\npred %", justify="right")
-    table.add_column(f"{pm}\nsplit %", justify="right")
-    table.add_column(f"{pm}\nunchanged %", justify="right")
-    for tool in extrap[:1]:
-        table.add_column(f"{tool}\nsplit %", justify="right")
-    for case in [*controls, "all controls"]:
-        members = controls if case == "all controls" else [case]
-        merged = {tool: _merge(tallies, tool, members, 0.0) for tool in tools}
-        cells = [f"{merged[t].rate('predicted'):.1f}" for t in tools]
-        cells += [f"{merged[pm].rate('split'):.1f}", f"{merged[pm].rate('unchanged'):.1f}"]
-        cells += [f"{merged[t].rate('split'):.1f}" for t in extrap[:1]]
-        table.add_row(case, *cells, style="bold" if case == "all controls" else None)
-    console.print(table)
+        columns = [(t, "predicted") for t in tools] + [(pm, "step"), (pm, "split")]
+        columns += [(t, name) for t in extrap[:1] for name in ("step", "split")]
+        _rates_table(console, f"segmented cases, {label}: % predictions within tolerance / % change points within "
+                     "one step", tallies, columns, segmented, "all segmented", noise)
+    columns = [(t, "predicted") for t in tools] + [(pm, "split"), (pm, "unchanged")]
+    columns += [(t, "split") for t in extrap[:1]]
+    _rates_table(console, "one-law controls, all noise levels: % predictions within tolerance; false segments %; "
+                 f"% models identical to {today}", tallies, columns, controls, "all controls", 0.0)
     _targets(console, tools, segmented, controls, tallies)
     for tool in tools:
         total = sum(t.series for (name, _, noise), t in tallies.items() if name == tool and noise == 0.0)
         console.print(f"{tool}: {seconds[tool]:.2f} s modeling for {total} series "
                       f"({total / max(seconds[tool], 1e-12):,.0f} models/s)")
+
+
+def _rates_table(console: Console, title: str, tallies: dict, columns: Sequence[tuple[str, str]],
+                 cases: Sequence[str], total: str, noise: float) -> None:
+    """Print one row a case, then a bold row ``total`` over all ``cases``, and one column a
+    ``(tool, tally)`` rate in percent (``predicted`` headed ``pred``)."""
+    table = Table(title=title)
+    table.add_column("case")
+    for tool, name in columns:
+        table.add_column(f"{tool}\n{'pred' if name == 'predicted' else name} %", justify="right")
+    for case in [*cases, total]:
+        members = cases if case == total else [case]
+        merged = {tool: _merge(tallies, tool, members, noise) for tool, _ in columns}
+        table.add_row(case, *(f"{merged[t].rate(n):.1f}" for t, n in columns), style="bold" if case == total else None)
+    console.print(table)
 
 
 def _merge(tallies: dict, tool: str, cases: Sequence[str], noise: float) -> Tally:
@@ -479,8 +460,4 @@ def _targets(console: Console, tools: list[str], segmented: list[str], controls:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except (PmkitError, ExtrapUnavailable) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        sys.exit(2)
+    run_main(main)

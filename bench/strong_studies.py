@@ -26,13 +26,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-from extrap_env import ExtrapUnavailable, extrap_version, model_with_extrap
+from extrap_env import extrap_version, model_with_extrap, run_main
 from rich.console import Console
 from rich.table import Table
 from strong_scaling import TOOLS_EXTRAP
 
 import pmkit
-from pmkit.errors import PmkitError
 from pmkit.testing import example_study
 
 SHAPES = {"p = 2..32": ((2, 4, 8, 16, 32), (64.0, 128.0)), "p = 4..128": ((4, 8, 16, 32, 64, 128), (256.0, 512.0))}
@@ -106,8 +105,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except (PmkitError, ExtrapUnavailable) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        sys.exit(2)
+    run_main(main)

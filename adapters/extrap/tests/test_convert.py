@@ -21,6 +21,17 @@ from pmkit.readers.extrap_experiment import ExtrapExperimentReader
 from pmkit_extrap import read_extrap, to_extrap, to_pmkit, write_extrap
 
 
+def _in_stock_extrap(path: Path, body: str) -> dict:
+    """Run ``body`` in a fresh Python with ``e``, the file at ``path`` read by stock Extra-P (pmkit's
+    adapter never imported), and return the JSON it prints last."""
+    script = ("import json, sys\n"
+              "from extrap.fileio.experiment_io import read_experiment\n"
+              "e = read_experiment(sys.argv[1])\n"
+              "assert 'pmkit_extrap' not in sys.modules\n" + body)
+    done = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 def _extrap_measurements(experiment) -> dict:
     out = {}
     for (callpath, metric), items in experiment.measurements.items():
@@ -79,12 +90,9 @@ def test_segmented_pmkit_models_are_written_as_extrap_segmented_models(tmp_path:
     assert not models.get("main->compute", "time").segmented
     path = tmp_path / "segmented.extra-p"
     write_extrap(path, experiment, {"pmkit": models})
-    script = (
-        "import json, sys\n"
-        "from extrap.fileio.experiment_io import read_experiment\n"
+    seen = _in_stock_extrap(
+        path,
         "from extrap.entities.model import SegmentedModel\n"
-        "e = read_experiment(sys.argv[1])\n"
-        "assert 'pmkit_extrap' not in sys.modules\n"
         "out = {}\n"
         "for (cp, metric), m in e.modelers[0].models.items():\n"
         "    at = [2.0, 50.0, 5000.0]\n"
@@ -92,10 +100,8 @@ def test_segmented_pmkit_models_are_written_as_extrap_segmented_models(tmp_path:
         "                    'values': [float(m.hypothesis.function.evaluate(v)) for v in at],\n"
         "                    'change': [c.coordinate[0] for c in getattr(m, 'changing_points', [])],\n"
         "                    'pieces': [len(p.measurements) for p in getattr(m, 'segment_models', [])]}\n"
-        "print(json.dumps(out))\n"
+        "print(json.dumps(out))\n",
     )
-    done = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True, check=True)
-    seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen["main->send"]["segmented"] and not seen["main->compute"]["segmented"]
     assert seen["main->send"]["change"] == [64.0, 128.0]
     assert sum(seen["main->send"]["pieces"]) >= 10
@@ -182,17 +188,12 @@ def test_stock_extrap_opens_a_file_written_by_pmkit(tmp_path: Path, registry) ->
     models = pmkit.model(experiment, "line", registry=registry)
     path = tmp_path / "for-extrap.extra-p"
     write_extrap(path, experiment, {"pmkit line": models})
-    script = (
-        "import json, sys\n"
-        "from extrap.fileio.experiment_io import read_experiment\n"
-        "e = read_experiment(sys.argv[1])\n"
-        "assert 'pmkit_extrap' not in sys.modules\n"
+    seen = _in_stock_extrap(
+        path,
         "g = e.modelers[0]\n"
         "print(json.dumps({'name': g.name, 'models': {k[0].name: [m.hypothesis.function.evaluate(tuple(c))"
-        " for c in e.coordinates] for k, m in g.models.items()}, 'coordinates': [list(c) for c in e.coordinates]}))\n"
+        " for c in e.coordinates] for k, m in g.models.items()}, 'coordinates': [list(c) for c in e.coordinates]}))\n",
     )
-    done = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True, check=True)
-    seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen["name"] == "pmkit line"
     for model in (m for m in models if m.function is not None):
         expected = model.function.evaluate(np.array(seen["coordinates"]))
