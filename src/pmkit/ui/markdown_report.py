@@ -39,7 +39,7 @@ from pmkit.ui.quantities import (
     format_value,
 )
 from pmkit.ui.ranking import empty_ranking, ranking_caption, ranking_title
-from pmkit.ui.show import target_text, total_text
+from pmkit.ui.show import measured_text, target_text, total_text
 
 
 def _cell(text: str) -> str:
@@ -100,7 +100,7 @@ def markdown_section(result: InputAnalysis, *, depth: int | None = None, min_sha
     if report.no_target is not None:  # one run: the measured values, and why nothing is predicted (said once)
         lines[-2:] = [f"- now: {format_point(report.reference)} (the one measured point); target: none — "
                       f"{report.no_target}",
-                      f"- total: {format_value(report.total_measured, unit)} (measured)"]
+                      f"- total: {measured_text(result)}"]
     if result.speedups:
         lines.append(f"- speed-up: {format_speedups(result.speedups)}")
     lines.append("")

@@ -86,7 +86,7 @@ def header_view(result: InputAnalysis) -> Table:
     if report.no_target is not None:  # one run: the measured values, and why nothing is predicted (said once)
         grid.add_row("now", f"{format_point(report.reference)} (the one measured point)")
         grid.add_row("target", Text(f"none — {report.no_target}", style="yellow"))
-        grid.add_row("total", f"{format_value(report.total_measured, report.unit)} (measured)")
+        grid.add_row("total", measured_text(result))
     else:
         grid.add_row("now", f"{format_point(report.reference)} (largest measured)")
         grid.add_row("target", target_text(report))
@@ -113,6 +113,13 @@ def target_text(report: ScalingReport) -> str:
     return f"{text} ({DEFAULT_SCALE_UP:g}× the largest; choose with --at)"
 
 
+def measured_text(result: InputAnalysis, now: str = "") -> str:
+    """``578 ms (measured)``, or ``1350 s now (measured, summed over processes)`` where the values are summed
+    over each run's processes — a total that stays constant, not one that falls, under ideal strong scaling."""
+    summed = ", summed over processes" if result.summed_over_processes else ""
+    return f"{format_value(result.report.total_measured, result.report.unit)}{now} (measured{summed})"
+
+
 def total_text(result: InputAnalysis) -> str:
     """``578 ms now (measured) → 285 ms at the target (sum of the call paths)``; a sum that leaves out call
     paths whose model is negative there is a lower bound, ``≥285 ms``, and says how many."""
@@ -121,7 +128,7 @@ def total_text(result: InputAnalysis) -> str:
     left_out = report.left_out if result.total is None else 0
     bound = "≥" if left_out else ""
     missing = f"; {left_out:,} left out: negative there" if left_out else ""
-    return (f"{format_value(report.total_measured, report.unit)} now (measured) → "
+    return (f"{measured_text(result, ' now')} → "
             f"{bound}{format_value(predicted, report.unit)} at the target ({by}{missing})")
 
 
