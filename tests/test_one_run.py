@@ -127,8 +127,16 @@ def test_two_runs_compare_at_their_one_point(perf_file, tmp_path, capsys):
     assert comparison.target == {"run": 1.0} and not comparison.default_target
     (program,) = [row for row in comparison.rows if row.callpath == "program"]
     assert program.difference == pytest.approx(500.0 - 607.33)
+    assert comparison.one_point
     assert main(["compare", str(perf_file), str(after)]) == 0
-    assert "nothing to extrapolate" in " ".join(capsys.readouterr().out.split())
+    note = "target run=1 (the one measured point of both: one run each, nothing to extrapolate)"
+    assert note in " ".join(capsys.readouterr().out.split())
+    assert main(["compare", str(perf_file), str(after), "--markdown"]) == 0
+    markdown = capsys.readouterr().out
+    assert f"\n- {note.replace('target', 'target:', 1)}\n" in markdown  # the same note as the terminal's
+    assert "measured total 607 ms" in markdown and "predicted" not in markdown
+    assert main(["compare", str(perf_file), str(after), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["one_point"] is True
     study = tmp_path / "study"
     study.mkdir()
     for run in (1, 2):

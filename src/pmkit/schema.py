@@ -70,6 +70,7 @@ def compare_document(comparison: Comparison, *, min_share: float = 0.01, top: in
         "schema": COMPARE_SCHEMA,
         "parameters": list(common_parameters([(a.source, a.experiment), (b.source, b.experiment)], "compare")),
         "target": comparison.target,
+        "one_point": comparison.one_point,
         "comparable": comparison.comparable,
         "a": {"source": a.source, **a.report.prediction_document()},
         "b": {"source": b.source, **b.report.prediction_document()},

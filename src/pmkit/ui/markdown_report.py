@@ -20,6 +20,7 @@ from pmkit.findings import Finding
 from pmkit.names import display_names, display_path, printable
 from pmkit.scaling import RANKING_SHARE, ScalingReport
 from pmkit.ui.call_tree import change_marker, negative_note, tree_notes, value_text, visible_rows
+from pmkit.ui.compare import target_note
 from pmkit.ui.detail import growth_span, interval_text, negative_line, segment_lines
 from pmkit.ui.growth_column import growth_cell, growth_words, trend_summary
 from pmkit.ui.interval import WIDE_NOTE, growth_interval_text, is_wide
@@ -288,13 +289,15 @@ def markdown_comparison(comparison: Comparison, *, min_share: float = 0.01, top:
     a, b = comparison.a, comparison.b
     target = format_point(comparison.target)
     lines = [f"## {_code(a.source)} and {_code(b.source)} compared at {target}", ""]
+    total = "measured total" if comparison.one_point else "predicted total"
     for side, result in (("A", a), ("B", b)):
         report = result.report
         lines.append(f"- {side}: {_code(result.source)}, {printable(report.metric)}"
                      + (f" ({printable(report.unit)})" if report.unit else "")
-                     + f", predicted total {format_value(report.total_predicted, report.unit)}")
+                     + f", {total} {format_value(report.total_predicted, report.unit)}")
+    lines.append(f"- target: {target}{target_note(comparison)}")
     if comparison.comparable:
-        lines.append(f"- change of the predicted total: {format_change(comparison.total_change)}")
+        lines.append(f"- change of the {total}: {format_change(comparison.total_change)}")
     else:
         lines.append("- different units: changes are in points of each side's predicted total")
     lines.append("")
