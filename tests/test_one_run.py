@@ -95,6 +95,10 @@ def test_one_run_detail_has_no_predictions(perf_file, capsys, monkeypatch):
     out = capsys.readouterr().out
     assert "Measured" in out and "100% of the total now\n" in out
     assert not [w for w in TARGET_WORDS if w in out], out
+    assert "only 1 point" not in out and "modeler    refining, 1 point\n" in out  # the target line says it
+    assert main(["show", str(perf_file), "--callpath", "program", "--markdown"]) == 0
+    markdown = capsys.readouterr().out
+    assert markdown.count(ONE_RUN) == 1 and "only 1 point" not in markdown
     assert main(["show", str(perf_file), "--callpath", "program", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["show"][0]["detail"]["predictions"] == []
 

@@ -55,9 +55,9 @@ def summary_view(detail: CallpathDetail) -> Table:
         grid.add_row("quality", f"SMAPE {format_figure(q.smape, 3, '%')}  adj. R² {format_r2(q.adjusted_r2)}  "
                                 f"RSS {format_figure(q.rss)}  CV-SMAPE {format_figure(q.cv_smape, 3, '%')}")
     if model is not None:
-        grid.add_row("modeler", Text(printable(model.modeler or "–")
-                                     + (f", {model.n_points} points" if model.n_points else "")))
-        for note in model.notes:
+        points = f", {model.n_points} point{'' if model.n_points == 1 else 's'}" if model.n_points else ""
+        grid.add_row("modeler", Text(printable(model.modeler or "–") + points))
+        for note in detail.notes:
             grid.add_row("note", Text(printable(note), style="italic"))
     then = f", {format_share(row.predicted_share)} at the target" if detail.no_target is None else ""
     grid.add_row("share", f"{format_share(row.share)} of the total now{then}")

@@ -257,8 +257,8 @@ def _detail(detail: CallpathDetail) -> list[str]:
     else:
         lines.append("- no model" + (f": {printable('; '.join(model.notes))}" if model is not None and model.notes
                                      else ""))
-    if model is not None and model.notes and model.function is not None:
-        lines += [f"- note: {printable(n)}" for n in model.notes]
+    if model is not None and model.function is not None:
+        lines += [f"- note: {printable(n)}" for n in detail.notes]
     lines += [f"- share: {format_share(row.share)} now"
               + (f", {format_share(row.predicted_share)} at the target" if detail.no_target is None else ""), ""]
     if negative_line(detail):
