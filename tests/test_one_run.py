@@ -86,6 +86,8 @@ def test_one_run_markdown(one_run, capsys):
     assert main(["show", str(one_run), "--markdown"]) == 0
     out = capsys.readouterr().out
     assert out.count(ONE_RUN) == 1 and "| share | measured |" in out and "1 point (" in out
+    paths = len(pmkit.read(one_run).callpaths)
+    assert f", {paths} call path{'' if paths == 1 else 's'}\n" in out  # the perf run's one: '1 call path'
     assert not [w for w in TARGET_WORDS if w in out], out
 
 

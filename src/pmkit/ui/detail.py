@@ -20,6 +20,7 @@ from pmkit.ui.plot import MeasurementPlot, plot_data
 from pmkit.ui.quantities import (
     format_change,
     format_change_point,
+    format_count,
     format_figure,
     format_growth_factor,
     format_number,
@@ -55,7 +56,7 @@ def summary_view(detail: CallpathDetail) -> Table:
         grid.add_row("quality", f"SMAPE {format_figure(q.smape, 3, '%')}  adj. R² {format_r2(q.adjusted_r2)}  "
                                 f"RSS {format_figure(q.rss)}  CV-SMAPE {format_figure(q.cv_smape, 3, '%')}")
     if model is not None:
-        points = f", {model.n_points} point{'' if model.n_points == 1 else 's'}" if model.n_points else ""
+        points = f", {format_count(model.n_points, 'point')}" if model.n_points else ""
         grid.add_row("modeler", Text(printable(model.modeler or "–") + points))
         for note in detail.notes:
             grid.add_row("note", Text(printable(note), style="italic"))

@@ -28,6 +28,7 @@ from pmkit.ui.plot import MeasurementPlot, plot_data
 from pmkit.ui.quantities import (
     format_cell,
     format_change,
+    format_count,
     format_figure,
     format_number,
     format_point,
@@ -91,8 +92,8 @@ def markdown_section(result: InputAnalysis, *, depth: int | None = None, min_sha
                        f"{{{', '.join(format_number(v) for v in sorted(set(experiment.points[:, i])))}}}"
                        for i, name in enumerate(experiment.parameters))
     modelers = report.modelers()
-    points = f"{len(experiment.points)} point" + ("" if len(experiment.points) == 1 else "s")
-    lines += [f"- measured: {points} ({params}), {len(experiment.callpaths)} call paths",
+    lines += [f"- measured: {format_count(len(experiment.points), 'point')} ({params}), "
+              f"{format_count(len(experiment.callpaths), 'call path')}",
               f"- metric: {printable(report.metric)}" + (f" ({printable(unit)})" if unit else "")
               + f", {'inclusive' if report.inclusive else 'exclusive'}, {report.measure} of repetitions",
               f"- modeler: {printable(', '.join(modelers) or '–')}",

@@ -21,12 +21,8 @@ from pmkit.ui.call_tree import call_tree_view
 from pmkit.ui.detail import detail_view
 from pmkit.ui.findings_panel import findings_panel
 from pmkit.ui.layout import plain_table
-from pmkit.ui.quantities import format_cell, format_number, format_point, format_speedups, format_value
+from pmkit.ui.quantities import format_cell, format_count, format_number, format_point, format_speedups, format_value
 from pmkit.ui.ranking import ranking_view
-
-
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}" + ("" if count == 1 else "s")
 
 
 def _ranges(experiment: Experiment) -> str:
@@ -41,7 +37,7 @@ def _ranges(experiment: Experiment) -> str:
 
 def data_summary(experiment: Experiment) -> str:
     """``7 points p=8…512``: how many points, and the range of each parameter."""
-    return f"{_plural(len(experiment.points), 'point')} {_ranges(experiment)}"
+    return f"{format_count(len(experiment.points), 'point')} {_ranges(experiment)}"
 
 
 MIN_VALUES = 5
@@ -54,7 +50,7 @@ def data_warnings(experiment: Experiment) -> list[str]:
     for i, name in enumerate(experiment.parameters):
         count = len(np.unique(experiment.points[:, i]))
         if count < 3:
-            out.append(f"{name} has {_plural(count, 'measured value')}: growth in {name} cannot be modeled, "
+            out.append(f"{name} has {format_count(count, 'measured value')}: growth in {name} cannot be modeled, "
                        f"predictions are constant; measure at least {MIN_VALUES} values")
         elif count < MIN_VALUES:
             out.append(f"{name} has {count} measured values; models and predictions are unreliable below "
@@ -67,7 +63,7 @@ def header_view(result: InputAnalysis) -> Table:
     report = result.report
     experiment = result.experiment
     values = experiment.measurements[report.metric]
-    reps = _plural(values.shape[2], "repetition")
+    reps = format_count(values.shape[2], "repetition")
     if np.isnan(values).any(axis=(0, 1)).any() and values.shape[2] > 1:
         reps = "≤" + reps
     grid = Table.grid(padding=(0, 1))
@@ -77,7 +73,7 @@ def header_view(result: InputAnalysis) -> Table:
     grid.add_row("input", Text(printable(f"{result.source or ', '.join(experiment.provenance.sources) or '–'}"
                                          + (f" ({reader})" if reader else ""))))
     grid.add_row("data", Text(f"{data_summary(experiment)} · {reps} · "
-                              f"{_plural(len(experiment.callpaths), 'call path')}"))
+                              f"{format_count(len(experiment.callpaths), 'call path')}"))
     kind = "inclusive" if report.inclusive else "exclusive"
     modelers = result.models.modelers(report.metric)
     unit = f"{report.unit}, " if report.unit else ""
