@@ -7,9 +7,12 @@ over the held-back points of all series, ``|y - f| / ((|y| + |f|) / 2)`` (0 wher
 
     python bench/leave_last_out.py                                    # the Score-P study mm-single
     python bench/leave_last_out.py ../shared/data/extrap-formats/text/one_parameter_*.txt
+    python bench/leave_last_out.py --no-extrap                        # pmkit only
 
 Each input is read by pmkit when a pmkit reader recognises it (all repetitions are then given to
 both tools), otherwise by Extra-P's own reader (one mean value per point); ``--source`` forces one.
+Extra-P is found as every benchmark finds it (:func:`extrap_env.extrap_python`, once: ``PMKIT_EXTRAP_PYTHON``
+or ``bench/.extrap-venv``, which it announces before creating); ``--no-extrap`` never looks for it.
 """
 
 from __future__ import annotations
@@ -22,7 +25,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from extrap_env import EXTRAP_MODELERS, extrap_version, load_with_extrap, model_with_extrap, run_main
+from extrap_env import (
+    EXTRAP_MODELERS,
+    extrap_python,
+    extrap_version,
+    load_with_extrap,
+    model_with_extrap,
+    run_main,
+)
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -64,9 +74,9 @@ def read_with_pmkit(path: Path) -> SeriesSet:
                      np.concatenate(blocks), labels)
 
 
-def read_with_extrap(path: Path) -> SeriesSet:
-    """Every series of ``path`` as read by Extra-P's own reader: one mean value per point."""
-    data = load_with_extrap(path)
+def read_with_extrap(path: Path, python: Path) -> SeriesSet:
+    """Every series of ``path`` as read by Extra-P's own reader (under ``python``): one mean value per point."""
+    data = load_with_extrap(path, python=python)
     if len(data["parameters"]) != 1:
         raise ValueError(f"{path}: {len(data['parameters'])} parameters; leave-last-out needs one")
     x = np.array([p[0] for p in data["points"]], dtype=float)
@@ -76,18 +86,19 @@ def read_with_extrap(path: Path) -> SeriesSet:
     return SeriesSet(str(path), "Extra-P", x[order], values[:, order, None], labels)
 
 
-def load(path: Path, source: str, console: Console) -> SeriesSet:
-    """Read ``path`` with pmkit, Extra-P, or (``auto``) pmkit and else Extra-P."""
+def load(path: Path, source: str, console: Console, python: Path | None) -> SeriesSet:
+    """Read ``path`` with pmkit, Extra-P, or (``auto``) pmkit and else Extra-P (not without ``python``)."""
     if not path.exists():
         raise InputError(path, "no such file or directory")
     if source in ("pmkit", "auto"):
         try:
             return read_with_pmkit(path)
         except (PmkitError, ValueError) as exc:
-            if source == "pmkit":
+            if source == "pmkit" or python is None:
                 raise
             console.print(f"[yellow]pmkit cannot read {path} ({exc}); using Extra-P's reader[/yellow]")
-    return read_with_extrap(path)
+    assert python is not None  # --source extrap with --no-extrap is refused by main
+    return read_with_extrap(path, python)
 
 
 def smape(truth: np.ndarray, predicted: np.ndarray) -> np.ndarray:
@@ -122,17 +133,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--min-points", type=int, default=4,
                         help="series need at least this many measured points besides the held-back one")
     parser.add_argument("--show", type=int, default=10, help="list the series where the tools differ most")
+    parser.add_argument("--no-extrap", action="store_true", help="pmkit only")
     args = parser.parse_args(argv)
+    if args.no_extrap and args.source == "extrap":
+        parser.error("--source extrap needs Extra-P: drop --no-extrap")
     console = Console(width=None if sys.stdout.isatty() else 110)
-    console.print(f"leave-last-out on {len(args.paths)} input(s); Extra-P {extrap_version()}")
+    python = None if args.no_extrap else extrap_python()
+    console.print(f"leave-last-out on {len(args.paths)} input(s)"
+                  + ("" if python is None else f"; Extra-P {extrap_version(python)}"))
 
-    tools = [" ".join([f"pmkit {args.pmkit_modeler}", *args.option]), *(f"Extra-P {m}" for m in EXTRAP_MODELERS)]
+    tools = [" ".join([f"pmkit {args.pmkit_modeler}", *args.option]),
+             *(f"Extra-P {m}" for m in (EXTRAP_MODELERS if python is not None else ()))]
     errors: dict[str, list[np.ndarray]] = {t: [] for t in tools}
     constants: dict[str, int] = dict.fromkeys(tools, 0)
     rows: list[tuple[str, float, dict[str, str], dict[str, float]]] = []
     n_used = 0
     for path in args.paths:
-        data = load(path, args.source, console)
+        data = load(path, args.source, console, python)
         held = data.values[:, -1, :]
         truth = np.array([np.nanmean(r) if np.isfinite(r).any() else np.nan for r in held])
         train = data.values[:, :-1, :]
@@ -151,8 +168,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         predictions[tools[0]] = np.array([np.nan if f is None else float(f.evaluate(x_last)) for f in functions])
         texts[tools[0]] = ["no model" if f is None else f.pretty_text() for f in functions]
         constants[tools[0]] += sum(1 for f in functions if f is not None and f.is_constant)
-        extrap = model_with_extrap(["x"], x_train, train[keep], predict_at=[[x_last]])
-        for name in EXTRAP_MODELERS:
+        extrap = {} if python is None else model_with_extrap(["x"], x_train, train[keep], predict_at=[[x_last]],
+                                                             python=python)
+        for name in extrap:
             tool = f"Extra-P {name}"
             predictions[tool] = extrap[name].predictions[:, 0]
             texts[tool] = [f.pretty_text() for f in extrap[name].functions]
@@ -161,7 +179,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         for t in tools:
             errors[t].append(per_tool[t])
         for j, i in enumerate(keep):
-            spread = max(per_tool[t][j] for t in tools) - min(per_tool[t][j] for t in tools)
+            # alone, pmkit's largest errors come first; beside Extra-P, where the tools differ most
+            spread = max(per_tool[t][j] for t in tools) - (min(per_tool[t][j] for t in tools) if extrap else 0.0)
             rows.append((f"{Path(data.source).name}: {data.labels[i]}", spread, {t: texts[t][j] for t in tools},
                          {t: float(per_tool[t][j]) for t in tools}))
 
@@ -193,7 +212,8 @@ def report(console: Console, tools: list[str], errors: dict[str, list[np.ndarray
         table.add_row(t, f"{all_errors[t].mean():.2f}", f"{np.median(all_errors[t]):.2f}", str(constants[t]), *head)
     console.print(table)
     if show and rows:
-        detail = Table(title=f"the {min(show, len(rows))} series where the modelers' predictions differ most")
+        detail = Table(title=f"the {min(show, len(rows))} series where the modelers' predictions differ most"
+                       if len(tools) > 1 else f"the {min(show, len(rows))} series {tools[0]} predicts worst")
         detail.add_column("series")
         for t in tools:
             detail.add_column(f"{t}\n(error %)")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -312,6 +313,32 @@ def test_show_fits_80_columns(study, capsys, monkeypatch):
     assert main(["show", str(study), "--modeler", "apmt"]) == 0
     out = capsys.readouterr().out
     assert "APMT kernels" in out and max(len(line) for line in out.splitlines()) <= 80
+
+
+def test_one_run_has_no_target_table(tmp_path, capsys, monkeypatch):
+    """One perf stat run: the header says 'target none — one run', so APMT shows the measured scale alone,
+    with no '(target)' table that repeats it and no T_app 'at the target' beside the measured one."""
+    run = write_study(tmp_path / "perf", processes=(16,), perf=True) / "app.p16.r1.csv"
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["show", str(run), "--modeler", "apmt"]) == 0
+    out = capsys.readouterr().out
+    assert "target none" in out and "APMT kernels at p=16 (the one measured point)" in out
+    assert "(target)" not in out and "(largest measured)" not in out
+    assert re.search(r"T_app = .*: \d+ s at p=16 \(measured \d+ s\);", " ".join(out.split()))
+    assert "only 1 run at the nominal clock" in out and "there is 1" in " ".join(out.split())
+    assert main(["show", str(run), "--modeler", "apmt", "--json"]) == 0
+    (kernels,) = [t for t in json.loads(capsys.readouterr().out)["show"][0]["tables"] if "kernels" in t["title"]]
+    assert kernels["data"]["t_app"]["now"] == pytest.approx(kernels["records"][-1]["total"])
+    assert main(["show", str(run), "--modeler", "apmt", "--markdown"]) == 0
+    markdown = capsys.readouterr().out
+    assert "### APMT kernels at p=16 (the one measured point)" in markdown and "(target)" not in markdown
+
+
+def test_a_target_at_the_largest_scale_has_one_table(study):
+    analysis = pmkit.analyse(study, modeler="apmt", target={"p": 64}, detectors=[]).inputs[0]
+    kernels = [t for t in analysis.tables if "kernels" in t.title]
+    assert [t.title for t in kernels] == ["APMT kernels at p=64 (largest measured; the target)"]
+    assert kernels[0].data is not None and "at p=64 (measured" in kernels[0].notes[0]
 
 
 # ---------------------------------------------------------------- a model set contributing to the analysis

@@ -82,7 +82,7 @@ def test_json_and_markdown(studies, pmkit_cli):
     assert result.returncode == 0, result.stderr
     document = json.loads(result.stdout)
     assert document["schema"] == "pmkit.compare/1" and document["parameters"] == ["p"]
-    assert document["comparable"] is True and document["target"] == {"p": 1372.0}
+    assert document["comparable"] is True and document["target"] == {"p": 1372.0} and document["one_point"] is False
     assert document["a"]["metric"] == "time" and document["total_change"] < 0
     assert document["changed_class"] == [GATHER] and document["losses"] == [EOS]
     assert document["wins"][:2] == [HALO_WAIT, GATHER]
@@ -92,6 +92,7 @@ def test_json_and_markdown(studies, pmkit_cli):
     assert gather["difference"] == pytest.approx(gather["b"]["predicted"] - gather["a"]["predicted"])
     markdown = pmkit_cli("compare", *studies, "--markdown").stdout
     assert markdown.startswith("## `") and "### Growth class changed" in markdown
+    assert "\n- target: p=1372 (4× the largest measured of both; choose with --at)\n" in markdown
     assert re.search(r"\| `main->VerifyAndWriteFinalOutput->MPI_Gather` \| `[^`]+·p` \| `[^`]+log2\(p\)` \| "
                      r"p → log p \|", markdown)
     assert pmkit_cli("compare", *studies, "--json", "--markdown").returncode == 2

@@ -51,7 +51,7 @@ def test_one_run_in_the_terminal_shows_what_was_measured_and_says_why_once(one_r
     assert main(["show", str(one_run)]) == 0
     out = capsys.readouterr().out
     assert " ".join(out.split()).count(ONE_RUN) == 1, out
-    assert "(the one measured point)" in out and "(measured)" in out and "measured" in out.split("Call tree")[1]
+    assert "(the one measured point)" in out and "(measured" in out and "measured" in out.split("Call tree")[1]
     assert not [w for w in TARGET_WORDS if w in out], out
     assert "measure at least" not in out  # the parameter warning would say the same again
     assert all(len(line) <= 80 for line in out.splitlines())
@@ -60,7 +60,9 @@ def test_one_run_in_the_terminal_shows_what_was_measured_and_says_why_once(one_r
 def test_one_run_perf_stat_values(perf_file, capsys, monkeypatch):
     monkeypatch.setenv("COLUMNS", "80")
     assert main(["show", str(perf_file)]) == 0
-    tree = capsys.readouterr().out.split("Call tree")[1]
+    out = capsys.readouterr().out
+    assert "\ntotal  607 ms (measured, summed over processes)\n" in out  # perf sums its CPUs and threads
+    tree = out.split("Call tree")[1]
     program = next(line for line in tree.splitlines() if line.startswith("program"))
     assert program.split()[-2:] == ["607", "ms"] and "100%" in program
 
@@ -84,6 +86,8 @@ def test_one_run_markdown(one_run, capsys):
     assert main(["show", str(one_run), "--markdown"]) == 0
     out = capsys.readouterr().out
     assert out.count(ONE_RUN) == 1 and "| share | measured |" in out and "1 point (" in out
+    paths = len(pmkit.read(one_run).callpaths)
+    assert f", {paths} call path{'' if paths == 1 else 's'}\n" in out  # the perf run's one: '1 call path'
     assert not [w for w in TARGET_WORDS if w in out], out
 
 
@@ -93,6 +97,10 @@ def test_one_run_detail_has_no_predictions(perf_file, capsys, monkeypatch):
     out = capsys.readouterr().out
     assert "Measured" in out and "100% of the total now\n" in out
     assert not [w for w in TARGET_WORDS if w in out], out
+    assert "only 1 point" not in out and "modeler    refining, 1 point\n" in out  # the target line says it
+    assert main(["show", str(perf_file), "--callpath", "program", "--markdown"]) == 0
+    markdown = capsys.readouterr().out
+    assert markdown.count(ONE_RUN) == 1 and "only 1 point" not in markdown
     assert main(["show", str(perf_file), "--callpath", "program", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["show"][0]["detail"]["predictions"] == []
 
@@ -125,8 +133,16 @@ def test_two_runs_compare_at_their_one_point(perf_file, tmp_path, capsys):
     assert comparison.target == {"run": 1.0} and not comparison.default_target
     (program,) = [row for row in comparison.rows if row.callpath == "program"]
     assert program.difference == pytest.approx(500.0 - 607.33)
+    assert comparison.one_point
     assert main(["compare", str(perf_file), str(after)]) == 0
-    assert "nothing to extrapolate" in " ".join(capsys.readouterr().out.split())
+    note = "target run=1 (the one measured point of both: one run each, nothing to extrapolate)"
+    assert note in " ".join(capsys.readouterr().out.split())
+    assert main(["compare", str(perf_file), str(after), "--markdown"]) == 0
+    markdown = capsys.readouterr().out
+    assert f"\n- {note.replace('target', 'target:', 1)}\n" in markdown  # the same note as the terminal's
+    assert "measured total 607 ms" in markdown and "predicted" not in markdown
+    assert main(["compare", str(perf_file), str(after), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["one_point"] is True
     study = tmp_path / "study"
     study.mkdir()
     for run in (1, 2):

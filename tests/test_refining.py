@@ -205,9 +205,14 @@ def test_degenerate_series_get_stated_results() -> None:
     models = model(X, rows)
     one, two, equal, zeros, empty, negative, zero_start = models
     assert one.function.is_constant and one.function.constant == 5.0
-    assert any("only 1 point" in n for n in one.notes)
+    assert [n for n in one.notes if n.startswith("only")] == ["only 1 point: too few to tell growth from noise, "
+                                                      "constant model (mean)"]  # one note, said once
     assert two.function.is_constant and two.function.constant == 7.0
-    assert any("too few" in n for n in two.notes)
+    assert [n for n in two.notes if n.startswith("only")] == ["only 2 points: too few to tell growth from noise, "
+                                                      "constant model (mean)"]
+    four = model(X[:4], np.array([[1.0, 2.0, 4.0, 8.0]]))[0]
+    assert [n for n in four.notes if n.startswith("only")] == ["only 4 points: the refinement method needs 5 for a "
+                                                       "reliable model"]
     assert equal.function.constant == 4.0 and any("all values are equal" in n for n in equal.notes)
     assert zeros.function.constant == 0.0 and zeros.function.is_constant
     assert empty.function is None and any("no measured values" in n for n in empty.notes)

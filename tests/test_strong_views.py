@@ -133,6 +133,22 @@ def test_summed_values_fall_per_process(strong, pmkit_cli):
     assert re.search(r"^speed-up ×2\.\d\d over p=32", out, re.M)
 
 
+def test_a_total_summed_over_processes_says_so_in_every_view(strong, pmkit_cli):
+    """Summed over processes, the header's total grows beside the speed-up (CPU time, not the time of a
+    run): the terminal, Markdown and JSON say which total it is; a study of per-process values does not."""
+    args = ("show", strong, "--aggregation", "sum", "--detector", "imbalance")
+    out = pmkit_cli(*args).stdout
+    assert all(len(line) <= 80 for line in out.splitlines())
+    assert re.search(r" total \S+ s now \(measured, summed over processes\) → \S+ s at the target", flat(out))
+    markdown = pmkit_cli(*args, "--markdown").stdout
+    assert re.search(r"^- total: \S+ s now \(measured, summed over processes\) → ", markdown, re.M)
+    total = json.loads(pmkit_cli(*args, "--json").stdout)["show"][0]["total"]
+    assert total["summed_over_processes"] is True
+    per_process = pmkit_cli("show", strong, "--detector", "imbalance")
+    assert "summed over processes" not in flat(per_process.stdout)
+    assert json.loads(pmkit_cli("show", strong, "--json").stdout)["show"][0]["total"]["summed_over_processes"] is False
+
+
 def test_summed_study_detection():
     builder = ExperimentBuilder(["p"])
     for p in (2, 4, 8, 16):

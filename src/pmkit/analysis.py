@@ -24,7 +24,7 @@ from pmkit.findings import Finding
 from pmkit.hookspecs import ChecksContradictions
 from pmkit.models import ModelSet
 from pmkit.scaling import ScalingReport
-from pmkit.strong_scaling import Speedup
+from pmkit.strong_scaling import Speedup, values_summed
 
 
 @dataclass(frozen=True)
@@ -188,6 +188,12 @@ class InputAnalysis:
         if self.total is not None:
             return self.total.value, self.total.by
         return self.report.total_predicted, "sum of the call paths"
+
+    @property
+    def summed_over_processes(self) -> bool:
+        """Whether the totals are summed over each run's processes (perf stat of ``mpirun``, ``--aggregation
+        sum``): CPU time that stays constant under ideal strong scaling, not the time of a run."""
+        return values_summed(self.experiment)
 
     @property
     def speedups(self) -> list[Speedup]:

@@ -101,6 +101,12 @@ class Comparison:
         """Whether the predictions can be subtracted: both sides have the same unit."""
         return self.a.report.unit == self.b.report.unit
 
+    @property
+    def one_point(self) -> bool:
+        """Whether both sides are one run compared at their one measured point: nothing is extrapolated."""
+        return all(len(side.experiment.points) == 1 and side.report.reference == self.target
+                   for side in (self.a, self.b))
+
     def change(self, row: CallpathComparison) -> float:
         """The change at the target: the difference of predictions if :attr:`comparable`, else of shares."""
         return row.difference if self.comparable else row.share_change

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from pmkit.models import Model
+from pmkit.models import ONE_POINT, Model
 from pmkit.scaling import INTERVAL_LEVEL, CallpathScaling, ScalingReport, evaluate
 from pmkit.trend import Trend
 
@@ -89,7 +89,8 @@ class CallpathDetail:
     towards the target (:mod:`pmkit.trend`), ``strong`` whether the analysis is of strong scaling with
     values per process (where a law that stops falling limits the speed-up), ``no_target`` why there is
     no target (one run: :func:`pmkit.scaling.no_target`; ``target`` is then the reference point and there
-    are no predictions)."""
+    are no predictions).  ``notes`` are the model's notes the views list, less what the header says
+    already (one run: :data:`pmkit.models.ONE_POINT`)."""
 
     row: CallpathScaling
     metric: str
@@ -102,6 +103,7 @@ class CallpathDetail:
     trend: Trend | None = None
     strong: bool = False
     no_target: str | None = None
+    notes: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, object]:
         return {"callpath": self.row.callpath, "points": [p.to_json() for p in self.points],
@@ -125,10 +127,12 @@ def detail(report: ScalingReport, callpath: str) -> CallpathDetail:
     ``callpath`` is a full call path or the unique end of one (see :meth:`ScalingReport.row`).
     """
     row = report.row(callpath)
+    said = {ONE_POINT} if report.no_target is not None else set()
+    notes = tuple(n for n in row.model.notes if n not in said) if row.model is not None else ()
     return CallpathDetail(row, report.metric, report.unit, dict(report.reference), dict(report.target),
                           _points(report, row), _predictions(report, row.model),
                           stored_models(report, row.callpath), report.trend(row.index),
-                          report.strong is not None and not report.strong.summed, report.no_target)
+                          report.strong is not None and not report.strong.summed, report.no_target, notes)
 
 
 def _points(report: ScalingReport, row: CallpathScaling) -> list[PointStats]:

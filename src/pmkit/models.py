@@ -27,6 +27,26 @@ if TYPE_CHECKING:
     from pmkit.modelcolumns import ModelColumns
 
 
+RELIABLE_POINTS = 5
+"""The refinement method's guidance: five points for a reliable model (Extra-P's: five values per parameter)."""
+
+
+def few_points_note(points: int, constant: bool) -> str | None:
+    """The one note on a model of fewer than :data:`RELIABLE_POINTS` points, None from there on: ``only 2
+    points: too few to tell growth from noise, constant model (mean)`` where so few gave the constant
+    (``constant``), else ``only 4 points: the refinement method needs 5 for a reliable model``."""
+    if not 0 < points < RELIABLE_POINTS:
+        return None
+    why = ("too few to tell growth from noise, constant model (mean)" if constant
+           else f"the refinement method needs {RELIABLE_POINTS} for a reliable model")
+    return f"only {points} point{'' if points == 1 else 's'}: {why}"
+
+
+ONE_POINT = few_points_note(1, constant=True)
+"""The note on a model of one run's data, which a view whose header says ``one run: nothing to
+extrapolate`` (:data:`pmkit.scaling.ONE_RUN`) need not repeat."""
+
+
 @dataclass(frozen=True)
 class Quality:
     """How well a model fits its data: RSS, SMAPE (percent), adjusted R², cross-validated SMAPE."""

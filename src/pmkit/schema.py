@@ -70,6 +70,7 @@ def compare_document(comparison: Comparison, *, min_share: float = 0.01, top: in
         "schema": COMPARE_SCHEMA,
         "parameters": list(common_parameters([(a.source, a.experiment), (b.source, b.experiment)], "compare")),
         "target": comparison.target,
+        "one_point": comparison.one_point,
         "comparable": comparison.comparable,
         "a": {"source": a.source, **a.report.prediction_document()},
         "b": {"source": b.source, **b.report.prediction_document()},
@@ -87,10 +88,12 @@ def compare_document(comparison: Comparison, *, min_share: float = 0.01, top: in
 
 def _total(result: InputAnalysis) -> dict[str, Any]:
     """The header's totals: measured now, predicted at the target, and by what; how many call paths were
-    left out of the predicted total (their model is negative there), which makes it a lower bound."""
+    left out of the predicted total (their model is negative there), which makes it a lower bound; and
+    whether both are summed over each run's processes."""
     predicted, by = result.predicted_total
     left_out = result.report.left_out if result.total is None else 0
-    return {"measured": result.report.total_measured, "predicted": predicted, "by": by, "left_out": left_out}
+    return {"measured": result.report.total_measured, "predicted": predicted, "by": by, "left_out": left_out,
+            "summed_over_processes": result.summed_over_processes}
 
 
 def _model_entry(source: str, model: Model) -> dict[str, Any]:

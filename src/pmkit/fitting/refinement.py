@@ -428,10 +428,7 @@ def _refine_unit(x: np.ndarray, Y: np.ndarray, settings: RefineSettings | None) 
     out.loo_smape[:] = const_loo if n > 1 else np.nan
     out.adjusted_r2[:] = adjusted_r2(tss, tss, n, 1)
     flat = np.ptp(Y, axis=1) <= FLAT * np.abs(Y).max(axis=1)
-    if flat.all() or n < MIN_POINTS:
-        if n < MIN_POINTS:
-            out.notes.append(f"only {n} point{'s' if n != 1 else ''}: too few to tell growth from noise, "
-                             "constant model (mean)")
+    if flat.all() or n < MIN_POINTS:  # the modeler's notes say when there were too few points
         return out
 
     log_terms = bool((x >= 1).all())

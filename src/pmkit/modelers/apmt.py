@@ -199,8 +199,8 @@ def _study_model(data: StudyData, profile: MachineProfile, options: ApmtOptions,
         return None
     n = len(data.x)
     if n < 3:
-        notes.append(f"only {n} run(s) at the nominal clock: laws need 3 (the paper profiles at least three "
-                     "scales); every law is constant")
+        notes.append(f"only {n} run{'' if n == 1 else 's'} at the nominal clock: laws need 3 (the paper profiles "
+                     "at least three scales); every law is constant")
     settings = options.settings()
     fit = fit_model(data, np.arange(n), settings, profile)
     notes.extend(fit.notes)
@@ -210,7 +210,7 @@ def _study_model(data: StudyData, profile: MachineProfile, options: ApmtOptions,
             validation = _validate(data, settings, profile, options)
         else:
             notes.append(f"closed-loop validation needs {3 + options.holdout} runs (3 to fit, {options.holdout} "
-                         f"held out); there are {n}")
+                         f"held out); there {'is' if n == 1 else 'are'} {n}")
     return ApmtResult(fit, profile, validation, notes)
 
 

@@ -248,8 +248,10 @@ def contributed_tables(result: ApmtResult, target: Mapping[str, float] | float |
     """The per-kernel table at the largest measured scale and at ``target`` (and the validation, when
     there is one), as tables every view of :func:`pmkit.analyse` renders.  The JSON output carries
     each table's ``records`` keyed ``kernel``, ``kind``, ``cpi``, ``bf_mem``, ``t_comp``, ``t_mem_exposed``
-    (exposed: BF_mem·T_mem), ``t_comm`` and ``total``, and the target table the whole
-    :meth:`ApmtResult.to_json` as ``data``."""
+    (exposed: BF_mem·T_mem), ``t_comm`` and ``total``, and the last kernel table the whole
+    :meth:`ApmtResult.to_json` as ``data``.  A target at the measured scale — one run, which has no
+    target to extrapolate to (:data:`pmkit.scaling.ONE_RUN`), or ``--at`` the largest — gets no second
+    table repeating the first."""
     from pmkit.analysis import ContributedTable
 
     parameter = result.parameter
@@ -268,15 +270,22 @@ def contributed_tables(result: ApmtResult, target: Mapping[str, float] | float |
         return tuple(out)
 
     now = result.t_app(result.reference)
+    extrapolated = then != result.reference
+    at_target = f", {result.t_app(then):.4g} s at {parameter}={then:g}" if extrapolated else ""
     notes = (f"T_app = Σ(T_comp + BF_mem·T_mem) + BF_comm·T_comm + T_others: {now:.4g} s at "
-             f"{parameter}={result.reference:g} (measured {result.measured_total():.4g} s), {result.t_app(then):.4g} s "
-             f"at {parameter}={then:g}; memory is BF_mem·T_mem, the part of T_mem not hidden by computation",
+             f"{parameter}={result.reference:g} (measured {result.measured_total():.4g} s){at_target}; memory is "
+             "BF_mem·T_mem, the part of T_mem not hidden by computation",
              f"clock {result.data.frequency_hz / 1e9:.3g} GHz ({result.data.frequency_source}); BF_comm "
              f"{result.fit.bf_comm:g}; profile {result.profile.source}", *switch_notes(result, then), *result.notes)
-    tables = [ContributedTable(f"APMT kernels at {parameter}={result.reference:g} (largest measured)", columns,
-                               rows("now"), units, keys),
-              ContributedTable(f"APMT kernels at {parameter}={then:g} (target)", columns, rows("target"), units,
-                               keys, notes, result.to_json(target))]
+    measured = "the one measured point" if len(result.data.x) == 1 else "largest measured"
+    title = f"APMT kernels at {parameter}={result.reference:g} ({measured}"
+    if extrapolated:
+        tables = [ContributedTable(f"{title})", columns, rows("now"), units, keys),
+                  ContributedTable(f"APMT kernels at {parameter}={then:g} (target)", columns, rows("target"), units,
+                                   keys, notes, result.to_json(target))]
+    else:
+        tables = [ContributedTable(f"{title}{'' if len(result.data.x) == 1 else '; the target'})", columns,
+                                   rows("now"), units, keys, notes, result.to_json(target))]
     validation = result.validation
     if validation is not None:
         tables.append(ContributedTable(

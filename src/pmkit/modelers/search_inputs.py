@@ -11,10 +11,11 @@ import numpy as np
 
 from pmkit.constraints import Constraint
 from pmkit.experiment import MEASURES, reduce_repetitions
-from pmkit.fitting.refinement import RefineSettings, compiled_kernels
+from pmkit.fitting.refinement import MIN_POINTS, RefineSettings, compiled_kernels
 from pmkit.fitting.segments import MIN_POINTS as SEGMENT_MIN_POINTS
 from pmkit.fitting.segments import MODES as SEGMENT_MODES
 from pmkit.modelcolumns import codes_of
+from pmkit.models import few_points_note
 from pmkit.options import Option
 from pmkit.series import SeriesBatch
 
@@ -102,9 +103,8 @@ class SeriesData:
         if self.negative[i]:
             out.append(f"{int(self.negative[i])} of {present} values are negative: SMAPE-based decisions "
                        "are less reliable")
-        if 0 < present < 5:
-            out.append(f"only {present} points: the refinement method needs 5 for a reliable model")
-        return out
+        few = few_points_note(present, constant=present < MIN_POINTS)
+        return out if few is None else [*out, few]
 
 
 def constraint_of(batch: SeriesBatch, i: int) -> Constraint | None:

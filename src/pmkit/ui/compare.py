@@ -46,8 +46,7 @@ def target_note(comparison: Comparison) -> str:
     same point — that point, since there is nothing to extrapolate."""
     if comparison.default_target:
         return " (4× the largest measured of both; choose with --at)"
-    if all(len(r.experiment.points) == 1 and r.report.reference == comparison.target
-           for r in (comparison.a, comparison.b)):
+    if comparison.one_point:
         return " (the one measured point of both: one run each, nothing to extrapolate)"
     return ""
 

@@ -20,6 +20,7 @@ from pmkit.ui.plot import MeasurementPlot, plot_data
 from pmkit.ui.quantities import (
     format_change,
     format_change_point,
+    format_count,
     format_figure,
     format_growth_factor,
     format_number,
@@ -55,9 +56,9 @@ def summary_view(detail: CallpathDetail) -> Table:
         grid.add_row("quality", f"SMAPE {format_figure(q.smape, 3, '%')}  adj. R² {format_r2(q.adjusted_r2)}  "
                                 f"RSS {format_figure(q.rss)}  CV-SMAPE {format_figure(q.cv_smape, 3, '%')}")
     if model is not None:
-        grid.add_row("modeler", Text(printable(model.modeler or "–")
-                                     + (f", {model.n_points} points" if model.n_points else "")))
-        for note in model.notes:
+        points = f", {format_count(model.n_points, 'point')}" if model.n_points else ""
+        grid.add_row("modeler", Text(printable(model.modeler or "–") + points))
+        for note in detail.notes:
             grid.add_row("note", Text(printable(note), style="italic"))
     then = f", {format_share(row.predicted_share)} at the target" if detail.no_target is None else ""
     grid.add_row("share", f"{format_share(row.share)} of the total now{then}")

@@ -20,6 +20,7 @@ from pmkit.findings import Finding
 from pmkit.names import display_names, display_path, printable
 from pmkit.scaling import RANKING_SHARE, ScalingReport
 from pmkit.ui.call_tree import change_marker, negative_note, tree_notes, value_text, visible_rows
+from pmkit.ui.compare import target_note
 from pmkit.ui.detail import growth_span, interval_text, negative_line, segment_lines
 from pmkit.ui.growth_column import growth_cell, growth_words, trend_summary
 from pmkit.ui.interval import WIDE_NOTE, growth_interval_text, is_wide
@@ -27,6 +28,7 @@ from pmkit.ui.plot import MeasurementPlot, plot_data
 from pmkit.ui.quantities import (
     format_cell,
     format_change,
+    format_count,
     format_figure,
     format_number,
     format_point,
@@ -39,7 +41,7 @@ from pmkit.ui.quantities import (
     format_value,
 )
 from pmkit.ui.ranking import empty_ranking, ranking_caption, ranking_title
-from pmkit.ui.show import target_text, total_text
+from pmkit.ui.show import measured_text, target_text, total_text
 
 
 def _cell(text: str) -> str:
@@ -90,8 +92,8 @@ def markdown_section(result: InputAnalysis, *, depth: int | None = None, min_sha
                        f"{{{', '.join(format_number(v) for v in sorted(set(experiment.points[:, i])))}}}"
                        for i, name in enumerate(experiment.parameters))
     modelers = report.modelers()
-    points = f"{len(experiment.points)} point" + ("" if len(experiment.points) == 1 else "s")
-    lines += [f"- measured: {points} ({params}), {len(experiment.callpaths)} call paths",
+    lines += [f"- measured: {format_count(len(experiment.points), 'point')} ({params}), "
+              f"{format_count(len(experiment.callpaths), 'call path')}",
               f"- metric: {printable(report.metric)}" + (f" ({printable(unit)})" if unit else "")
               + f", {'inclusive' if report.inclusive else 'exclusive'}, {report.measure} of repetitions",
               f"- modeler: {printable(', '.join(modelers) or '–')}",
@@ -100,7 +102,7 @@ def markdown_section(result: InputAnalysis, *, depth: int | None = None, min_sha
     if report.no_target is not None:  # one run: the measured values, and why nothing is predicted (said once)
         lines[-2:] = [f"- now: {format_point(report.reference)} (the one measured point); target: none — "
                       f"{report.no_target}",
-                      f"- total: {format_value(report.total_measured, unit)} (measured)"]
+                      f"- total: {measured_text(result)}"]
     if result.speedups:
         lines.append(f"- speed-up: {format_speedups(result.speedups)}")
     lines.append("")
@@ -256,8 +258,8 @@ def _detail(detail: CallpathDetail) -> list[str]:
     else:
         lines.append("- no model" + (f": {printable('; '.join(model.notes))}" if model is not None and model.notes
                                      else ""))
-    if model is not None and model.notes and model.function is not None:
-        lines += [f"- note: {printable(n)}" for n in model.notes]
+    if model is not None and model.function is not None:
+        lines += [f"- note: {printable(n)}" for n in detail.notes]
     lines += [f"- share: {format_share(row.share)} now"
               + (f", {format_share(row.predicted_share)} at the target" if detail.no_target is None else ""), ""]
     if negative_line(detail):
@@ -288,13 +290,15 @@ def markdown_comparison(comparison: Comparison, *, min_share: float = 0.01, top:
     a, b = comparison.a, comparison.b
     target = format_point(comparison.target)
     lines = [f"## {_code(a.source)} and {_code(b.source)} compared at {target}", ""]
+    total = "measured total" if comparison.one_point else "predicted total"
     for side, result in (("A", a), ("B", b)):
         report = result.report
         lines.append(f"- {side}: {_code(result.source)}, {printable(report.metric)}"
                      + (f" ({printable(report.unit)})" if report.unit else "")
-                     + f", predicted total {format_value(report.total_predicted, report.unit)}")
+                     + f", {total} {format_value(report.total_predicted, report.unit)}")
+    lines.append(f"- target: {target}{target_note(comparison)}")
     if comparison.comparable:
-        lines.append(f"- change of the predicted total: {format_change(comparison.total_change)}")
+        lines.append(f"- change of the {total}: {format_change(comparison.total_change)}")
     else:
         lines.append("- different units: changes are in points of each side's predicted total")
     lines.append("")

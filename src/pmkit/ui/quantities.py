@@ -110,6 +110,11 @@ def format_share(share: float | None) -> str:
     return f"{percent:.1f}%"
 
 
+def format_count(count: int, word: str) -> str:
+    """``1 point``, ``7 points``: a count with its word, plural where it is not 1."""
+    return f"{count} {word}" + ("" if count == 1 else "s")
+
+
 def format_number(value: float) -> str:
     """A coordinate as written by a person: ``65536``, ``0.5``, ``1.2e+06``."""
     if not math.isfinite(value):

@@ -21,12 +21,8 @@ from pmkit.ui.call_tree import call_tree_view
 from pmkit.ui.detail import detail_view
 from pmkit.ui.findings_panel import findings_panel
 from pmkit.ui.layout import plain_table
-from pmkit.ui.quantities import format_cell, format_number, format_point, format_speedups, format_value
+from pmkit.ui.quantities import format_cell, format_count, format_number, format_point, format_speedups, format_value
 from pmkit.ui.ranking import ranking_view
-
-
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}" + ("" if count == 1 else "s")
 
 
 def _ranges(experiment: Experiment) -> str:
@@ -41,7 +37,7 @@ def _ranges(experiment: Experiment) -> str:
 
 def data_summary(experiment: Experiment) -> str:
     """``7 points p=8…512``: how many points, and the range of each parameter."""
-    return f"{_plural(len(experiment.points), 'point')} {_ranges(experiment)}"
+    return f"{format_count(len(experiment.points), 'point')} {_ranges(experiment)}"
 
 
 MIN_VALUES = 5
@@ -54,7 +50,7 @@ def data_warnings(experiment: Experiment) -> list[str]:
     for i, name in enumerate(experiment.parameters):
         count = len(np.unique(experiment.points[:, i]))
         if count < 3:
-            out.append(f"{name} has {_plural(count, 'measured value')}: growth in {name} cannot be modeled, "
+            out.append(f"{name} has {format_count(count, 'measured value')}: growth in {name} cannot be modeled, "
                        f"predictions are constant; measure at least {MIN_VALUES} values")
         elif count < MIN_VALUES:
             out.append(f"{name} has {count} measured values; models and predictions are unreliable below "
@@ -67,7 +63,7 @@ def header_view(result: InputAnalysis) -> Table:
     report = result.report
     experiment = result.experiment
     values = experiment.measurements[report.metric]
-    reps = _plural(values.shape[2], "repetition")
+    reps = format_count(values.shape[2], "repetition")
     if np.isnan(values).any(axis=(0, 1)).any() and values.shape[2] > 1:
         reps = "≤" + reps
     grid = Table.grid(padding=(0, 1))
@@ -77,7 +73,7 @@ def header_view(result: InputAnalysis) -> Table:
     grid.add_row("input", Text(printable(f"{result.source or ', '.join(experiment.provenance.sources) or '–'}"
                                          + (f" ({reader})" if reader else ""))))
     grid.add_row("data", Text(f"{data_summary(experiment)} · {reps} · "
-                              f"{_plural(len(experiment.callpaths), 'call path')}"))
+                              f"{format_count(len(experiment.callpaths), 'call path')}"))
     kind = "inclusive" if report.inclusive else "exclusive"
     modelers = result.models.modelers(report.metric)
     unit = f"{report.unit}, " if report.unit else ""
@@ -86,7 +82,7 @@ def header_view(result: InputAnalysis) -> Table:
     if report.no_target is not None:  # one run: the measured values, and why nothing is predicted (said once)
         grid.add_row("now", f"{format_point(report.reference)} (the one measured point)")
         grid.add_row("target", Text(f"none — {report.no_target}", style="yellow"))
-        grid.add_row("total", f"{format_value(report.total_measured, report.unit)} (measured)")
+        grid.add_row("total", measured_text(result))
     else:
         grid.add_row("now", f"{format_point(report.reference)} (largest measured)")
         grid.add_row("target", target_text(report))
@@ -113,6 +109,13 @@ def target_text(report: ScalingReport) -> str:
     return f"{text} ({DEFAULT_SCALE_UP:g}× the largest; choose with --at)"
 
 
+def measured_text(result: InputAnalysis, now: str = "") -> str:
+    """``578 ms (measured)``, or ``1350 s now (measured, summed over processes)`` where the values are summed
+    over each run's processes — a total that stays constant, not one that falls, under ideal strong scaling."""
+    summed = ", summed over processes" if result.summed_over_processes else ""
+    return f"{format_value(result.report.total_measured, result.report.unit)}{now} (measured{summed})"
+
+
 def total_text(result: InputAnalysis) -> str:
     """``578 ms now (measured) → 285 ms at the target (sum of the call paths)``; a sum that leaves out call
     paths whose model is negative there is a lower bound, ``≥285 ms``, and says how many."""
@@ -121,7 +124,7 @@ def total_text(result: InputAnalysis) -> str:
     left_out = report.left_out if result.total is None else 0
     bound = "≥" if left_out else ""
     missing = f"; {left_out:,} left out: negative there" if left_out else ""
-    return (f"{format_value(report.total_measured, report.unit)} now (measured) → "
+    return (f"{measured_text(result, ' now')} → "
             f"{bound}{format_value(predicted, report.unit)} at the target ({by}{missing})")
 
 
