@@ -88,6 +88,14 @@ search of the time (integer start; the widened start table and relative-error se
   ``extended1.jsonl`` (exactly ``x² + y``) had printed ``6.661e-16 + 1·x^2 + 1·y``.  No model with a
   real constant changes: ``bench/multiparam_accuracy.py --per-case 20 --no-extrap`` prints the same
   figures before and after.
+* **Among laws the points cannot tell apart, the search's choice stays** (issue 18's "off by 2× at ±5%:
+  ≤ 5%", measured by ``bench/narrow_span_limits.py --per-case 300``, bench/README.md §15): on the
+  narrow span (size 25..45) even the law's own structure with its ``size`` exponent chosen by the fit
+  is off by 2× at 4× both parameters on 8.3% / 3.1% of series (one / three repetitions; 5.7% on
+  average, pmkit 8.0%), and for ``size² + log2 p`` the exponents within the noise predict more than 4×
+  apart for 51% of series.  Taking instead the medoid of the alternatives (at 2× or 8× the largest
+  points) gave 7.1–7.4% and lost up to 21 points of within 5% in one case; their centre 5.4–5.9%
+  and lost up to 57.
 """
 
 from __future__ import annotations
