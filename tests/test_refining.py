@@ -10,6 +10,7 @@ import pytest
 import pmkit
 from pmkit.constraints import Constraint
 from pmkit.experiment import ExperimentBuilder
+from pmkit.fitting.refinement import RefineSettings, refine_series
 from pmkit.modelers.refining import RefiningModeler
 from pmkit.modelers.search_inputs import OPTIONS
 from pmkit.models import ModelSet
@@ -483,3 +484,15 @@ def test_high_powers_need_the_data_to_show_them() -> None:
     values = (10 + 1e-4 * x ** 3) * (1 + rng.uniform(-0.05, 0.05, (300, 5)))
     high = np.mean([shape_of(m)[0] > 3 for m in model(x, values)])
     assert high < 0.1  # 27% without the levels
+
+
+def test_a_law_that_fails_the_constancy_test_gives_way_to_another_slice() -> None:
+    # Score-P's extrap-mm-single, main->zero_mat [PAPI_L2_TCM] without its largest point: rising (Mann-Kendall
+    # p = 0.006) but its search-best law, log2(x), fits no better than the mean; x^(1/3) or log2²(x) do
+    x = np.array([1.0, 10, 25, 50, 100, 250, 500, 1000])
+    values = np.array([4.0, 3, 6, 8, 15, 12, 12, 19])
+    grown = model(x, values)[0].function
+    assert not grown.is_constant
+    assert grown.evaluate(np.array([[2000.0]]))[0] > values.max()
+    paper = refine_series(x, values[None, :], RefineSettings(slice_fallback=False))
+    assert paper.constant[0]

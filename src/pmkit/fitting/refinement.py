@@ -20,7 +20,8 @@ a law with a turning point, the shape of a scaling limit):
    hypothesis by the same penalised error (see :func:`_two_term_laws`);
 4. non-constancy: the accepted hypothesis replaces the constant model only if it is
    ``nonconstancy`` times more accurate (SMAPE) and the values show a monotone trend (see
-   :func:`_final_fit`);
+   :func:`_final_fit`); where it fails, the other slices' best laws are tried (see
+   :func:`_other_slices`);
 5. from 6 points on, one point that no law fits together with the others is left out (see
    :func:`_leave_out_outlier`).
 
@@ -175,6 +176,9 @@ class RefineSettings:
     """With falling laws, series of non-negative values get only laws whose terms have positive
     coefficients (a growing term grows, a falling term falls), so no law of them turns negative as
     the parameter grows; ``c0 - c·log2(x)`` readings of falling values give way to falling laws."""
+    slice_fallback: bool = True
+    """Where the accepted law fails the non-constancy test, the other slices' best laws are tried (see
+    :func:`_other_slices`); False: the paper's rule (constant)."""
     use_numba: bool | None = None
 
     def __post_init__(self) -> None:
@@ -518,6 +522,9 @@ def _refine_unit(x: np.ndarray, Y: np.ndarray, settings: RefineSettings | None) 
     if settings.noise_parsimony > 0:
         _simplest_within_noise(x, Ys, weights, acc, acc_crit, table, fall, rising, settings)
     _final_fit(x, Y, acc, np.isfinite(acc_crit) & ~flat, tss, const_in, settings, out, rising)
+    if settings.slice_fallback:
+        _other_slices(x, Y, found, table, out.constant & np.isfinite(acc_crit) & ~flat, tss, const_in,
+                      settings, out, rising)
     if n >= PAIR_MIN_POINTS:
         pair_at = np.flatnonzero(pairs & ~flat)
         if pair_at.size:
@@ -525,6 +532,40 @@ def _refine_unit(x: np.ndarray, Y: np.ndarray, settings: RefineSettings | None) 
     if settings.outlier_factor > 0 and n >= OUTLIER_MIN_POINTS:
         _leave_out_outlier(x, Y, settings, out)
     return out
+
+
+def _other_slices(x: np.ndarray, Y: np.ndarray, found: dict[str, np.ndarray], table: StartTable,
+                  constant: np.ndarray, tss: np.ndarray, const_in: np.ndarray, settings: RefineSettings,
+                  out: SingleFits, rising: np.ndarray) -> None:
+    """Where the accepted law failed the non-constancy test, try each other slice's best start-table law
+    (in order of the search's penalised error) through the same test; the first that passes is the model.
+
+    The search ranks laws by relative RSS, the test by SMAPE: a law can win the one and fail the other
+    while another slice's law passes it clearly.  A second look asks for more evidence: only series whose
+    values show a monotone trend (Mann–Kendall p ≤ ``trend_alpha``, where the points can reach it) get it.
+    """
+    n = x.size
+    if settings.trend_alpha <= 0 or (x < 0).any() or smallest_pvalue(n) > settings.trend_alpha:
+        return
+    rows = np.flatnonzero(constant)
+    if rows.size == 0:
+        return
+    rows = rows[trend_pvalue(kendall_s(x, Y[rows]), n) <= settings.trend_alpha]
+    if rows.size == 0:
+        return
+    crit = found["crit"][rows]
+    order = np.argsort(crit, axis=1)
+    for rank in range(1, crit.shape[1]):
+        slot = order[:, rank]
+        has = np.isfinite(crit[np.arange(rows.size), slot]) & out.constant[rows]
+        if not has.any():
+            break
+        pick = np.maximum(found["k"][rows, slot], 0)
+        acc = np.zeros((len(Y), 3), dtype=np.int64)
+        acc[rows, 0], acc[rows, 1], acc[rows, 2] = table.slices[pick], table.num[pick], table.den[pick]
+        mask = np.zeros(len(Y), dtype=bool)
+        mask[rows[has]] = True
+        _final_fit(x, Y, acc, mask, tss, const_in, settings, out, rising)
 
 
 def _simplest_within_noise(x: np.ndarray, Ys: np.ndarray, weights: np.ndarray, acc: np.ndarray, acc_crit: np.ndarray,
