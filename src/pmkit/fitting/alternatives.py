@@ -41,9 +41,9 @@ Settled by the coverage of 90% intervals at 4× the largest point (scratch runs;
   Tried and left out: a penalty on hypotheses whose RSS exceeds the best's by more than F0 times the
   noise variance (F0 = 2..10, rate 0.1..0.3: the weak-scaling ±1% cases stayed at 96–99% while the
   sparse grids fell to 62–67%); the search's levels of complexity in the multi-parameter criterion (every
-  case wider: 31–49 of 54 above 95%); two parameters' shapes replaced at once (3 × 3 pairs: coverage
+  case wider: 20–49 of 54 above 95% for κ = 2.5–1); two parameters' shapes replaced at once (3 × 3 pairs: coverage
   lower, 19–22 of 54 outside: they crowd the farther alternatives out of the K = 12 kept; with K = 20
-  kept, 11 of 54 and 6 of 32 outside against 14 and 7 at seed 11, but every multi-parameter mixture 20
+  kept and κ = 2.5, 11 of 54 and 6 of 32 outside against 14 and 7 at seed 11, but every multi-parameter mixture 20
   components instead of 12, which the intervals' cost follows); one degree of freedom per
   parameter for the search in the residual variance (no change beyond ±0.4%).
 * **A coefficient costs 4** (:data:`COEFFICIENT_PRICE`, the non-constancy threshold squared): growth
