@@ -365,3 +365,46 @@ def test_mixture_terms_falls_back_to_numpy_without_scipys_compiled_stdtr(monkeyp
     np.testing.assert_array_equal(kernels.mixture_terms(*args, use_numba=True),
                                   kernels.mixture_terms(*args, use_numba=False))
     assert kernels._STDTR is False
+
+
+def test_a_law_padded_to_the_tables_width_is_weighed_as_it_is() -> None:
+    """A one-term law refitted in a table of two terms (another structure has two) keeps its constant whole
+    and its empty term's coefficient 0, and weighs exactly as in a table of one term: the padding is not a
+    coefficient that pays the coefficient price."""
+    from pmkit.fitting.alternatives import multi_alternatives
+
+    values = np.array([4.0, 8.0, 16.0, 32.0, 64.0])
+    points = np.array([(x, y) for x in values for y in values])
+    rng = np.random.default_rng(3)
+    Y = (5.0 + 0.02 * points[:, 0] * points[:, 1])[None, :] * (1 + rng.uniform(-0.02, 0.02, (4, len(points))))
+    alpha, beta = np.array([[1.0, 1.0]]), np.zeros((1, 2))
+    coef = np.tile([5.0, 0.02], (4, 1))
+    substitutes = {0: np.broadcast_to([[2.0, 0.0], [0.0, 1.0]], (4, 2, 2))}
+    alone = multi_alternatives(("x", "y"), points, Y, alpha, beta, coef, substitutes)
+    structures = [(np.array([[1.0, 0.0], [0.0, 1.0]]), np.zeros((2, 2)))]  # x + y: two terms
+    padded = multi_alternatives(("x", "y"), points, Y, alpha, beta, coef, substitutes, structures)
+    def index_of(table, alpha_first: list[float], beta_first: list[float]) -> int:
+        first_alpha, first_beta = table.alpha[0, :, 0], table.beta[0, :, 0]
+        return int(np.flatnonzero((first_alpha == alpha_first).all(axis=1) & (first_beta == beta_first).all(axis=1))[0])
+
+    for k, (a, b) in enumerate((([2.0, 1.0], [0.0, 0.0]), ([0.0, 1.0], [1.0, 0.0]))):  # x²·y, log2(x)·y
+        at = [index_of(alone, a, b), index_of(padded, a, b)]
+        np.testing.assert_allclose(padded.coef[:, at[1], :2], alone.coef[:, at[0]], rtol=1e-9)
+        assert (padded.coef[:, at[1], 2] == 0).all()
+        ratio_alone = alone.weight[:, at[0]] / alone.weight[:, 0]
+        ratio_padded = padded.weight[:, at[1]] / padded.weight[:, 0]
+        np.testing.assert_allclose(ratio_padded, ratio_alone, rtol=1e-9, err_msg=f"substitute {k}")
+
+
+def test_multi_parameter_sharpness_follows_the_share_of_the_grid_measured() -> None:
+    from pmkit.fitting.alternatives import MULTI_SHARPNESS, MULTI_SHARPNESS_FLOOR, grid_share, multi_sharpness
+
+    values = (4.0, 8.0, 16.0, 32.0, 64.0)
+    full = np.array([(x, y) for x in values for y in values])
+    sparse = np.array([p for p in full if p[0] == 4 or p[1] == 4 or (p[0] == p[1] and 8 <= p[0] <= 32)])
+    assert grid_share(full) == 1.0
+    assert grid_share(sparse) == pytest.approx(12 / 25)
+    assert grid_share(np.vstack([full, full])) == 1.0  # a point measured twice is one point of the grid
+    assert multi_sharpness(full) == MULTI_SHARPNESS
+    assert multi_sharpness(sparse) == max(MULTI_SHARPNESS * 12 / 25, MULTI_SHARPNESS_FLOOR)
+    assert MULTI_SHARPNESS_FLOOR <= multi_sharpness(sparse) < multi_sharpness(full)
