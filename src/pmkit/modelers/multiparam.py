@@ -361,16 +361,18 @@ def _allowed(combination: Combination, shapes: Sequence[Shape],
     return True
 
 
-def _design(points: np.ndarray, shapes: Sequence[Shape],
-            combination: Combination, columns: dict | None = None) -> np.ndarray:
-    """The design matrix (points × 1 + terms) of a combination; ``columns`` memoises factor columns."""
-    cols = [np.ones(len(points))]
+def _designs(factors: np.ndarray, combination: Combination) -> np.ndarray:
+    """The design matrices (groups × points × 1 + terms) of a combination, from each group's factor columns
+    ``factors`` (groups × line-law terms × points): built once per combination for all groups, as the
+    combination step's time had gone to building them group by group."""
+    ones = np.ones((factors.shape[0], factors.shape[2]))
+    cols = [ones]
     for members in combination:
-        col = np.ones(len(points))
+        col = ones
         for m in members:
-            col = col * _factor_column(points, shapes[m], columns)
+            col = col * factors[:, m]
         cols.append(col)
-    return np.column_stack(cols)
+    return np.stack(cols, axis=2)
 
 
 def _factor_column(points: np.ndarray, shape: Shape, columns: dict | None) -> np.ndarray:
@@ -1023,8 +1025,9 @@ class _Search:
             return
         fits, errors, eligible, stacks = [], [], [], []
         falls = np.array([any(alpha < 0 for _, alpha, _ in s) for s in shapes])
+        factors = np.array([[_factor_column(self.pts, shape, self.columns) for shape in s] for s in shapes])
         for c in candidates:
-            designs = np.stack([_design(self.pts, s, c, self.columns) for s in shapes])
+            designs = _designs(factors, c)
             fit = _fit_stacked(Y, designs, local, falls)
             fits.append(fit)
             stacks.append(designs)
