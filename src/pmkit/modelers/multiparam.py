@@ -115,8 +115,9 @@ search of the time (integer start; the widened start table and relative-error se
   ``--per-case 300``, default seeds, right set / lead / within 5% over all cases: 97.85/67.44/66.02 →
   97.85/70.30/67.95 and 92.17/61.88/60.75 → 92.17/62.98/61.72 (``size²·log2 p`` lead at ±5%, one
   repetition, 60.0 → 78.0, ``size³·log2 p`` 64.0 → 77.7; ±5% off by 2× 8.0 → 7.7%); no (case, score) falls
-  by more than 1 point or below Extra-P; modeling time 1.3× (weak scaling, 2.6 → 3.4 s) and 1.4×
-  (multi-parameter, 10.4 → 14.4 s; back to back, provisional).
+  by more than 1 point or below Extra-P; modeling time, back to back (provisional), 2.60 → 3.26 s (1.25×)
+  weak scaling and 10.4 → 10.0 s multi-parameter, where the designs are now built once per combination
+  (:func:`_designs`; alone 10.4 → 6.9 s, figures identical).
   Measured alternatives (same runs): the prototype's rule (every growing parameter, fewer terms by the
   factor alone) 71.58/68.64 and 63.01/61.71 but ``size³ + p^(1/3)·size²`` within 5% at ±1% 28.7 → 26.3
   (below Extra-P's 28.7) and 3p sparse mixed rare right sets 93.3 → 90.7: where the parameter is also
