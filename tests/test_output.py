@@ -161,7 +161,8 @@ def _interrupt_when_ready(args: list[str]) -> subprocess.CompletedProcess:
                             text=True, env=env)
     assert proc.stderr is not None
     deadline = time.monotonic() + 60
-    while proc.stderr.readline() != "ready\n":
+    # on a loaded machine progress lines (without a newline of their own) can precede the marker
+    while not proc.stderr.readline().endswith("ready\n"):
         assert time.monotonic() < deadline and proc.poll() is None, "the command never started to print"
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
