@@ -72,7 +72,7 @@ def _cpus() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def _run_rows(kernel: Callable[..., Any], count: int, args: tuple, rows: tuple[bool, ...]) -> None:
+def run_rows(kernel: Callable[..., Any], count: int, args: tuple, rows: tuple[bool, ...]) -> None:
     """``kernel(*args)`` over ``count`` series, in blocks of rows on several threads when there are many:
     ``rows[a]`` says whether argument ``a`` has a row per series (sliced per block) or is shared."""
     workers = min(_cpus(), 8) if count >= PARALLEL_MIN_SERIES else 1
@@ -326,7 +326,7 @@ def relative_search(Y: np.ndarray, weights: np.ndarray, basis: np.ndarray, valid
     if use_numba and count > 0:
         shared = args[8]
         rows = (True, True, False, False, False, True, False, not shared, False, False, True, True, True, True, True)
-        _run_rows(_jit("relative_search", _relative_search_loop), count, args, rows)
+        run_rows(_jit("relative_search", _relative_search_loop), count, args, rows)
     else:
         _relative_search_numpy(*args)
     out["raw_err"] = np.sqrt(out["raw_err"] / max(Y.shape[1], 1))

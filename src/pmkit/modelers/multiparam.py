@@ -710,6 +710,22 @@ ROUNDING_RESIDUAL = 1e3 * float(np.finfo(float).eps)
 """A relative residual per point below this (about 2e-13) is floating-point rounding, not a misfit."""
 
 
+def _f_critical(level: float, d1: np.ndarray, d2: np.ndarray) -> np.ndarray:
+    """The F distribution's upper ``level`` point for each pair of degrees of freedom, computed once per
+    distinct pair (a batch has a handful; scipy's per-element inverse was a tenth of two-parameter modeling)."""
+    from scipy.stats import f as f_distribution
+
+    d1, d2 = np.broadcast_arrays(np.asarray(d1, dtype=np.int64), np.asarray(d2, dtype=np.int64))
+    if d1.size == 0:
+        return np.zeros(d1.shape)
+    width = int(d2.max()) + 1
+    key = d1 * width + d2  # degrees of freedom are small non-negative integers: a lookup table, no sort
+    present = np.flatnonzero(np.bincount(key.ravel()))
+    table = np.zeros(int(present[-1]) + 1)
+    table[present] = f_distribution.isf(level, present // width, present % width)
+    return table[key]
+
+
 def _weak_wins(base: _Outcome, weak: _Outcome, n: int, acceptance: float,
                level: float = WEAK_SIGNIFICANCE) -> np.ndarray:
     """Per series, whether the weak variant (:meth:`_Search.weak_variant`) replaces the base choice.
@@ -723,15 +739,13 @@ def _weak_wins(base: _Outcome, weak: _Outcome, n: int, acceptance: float,
     one coefficient (the variant's residuals bound those of the model with both terms), at
     :data:`KEEP_SIGNIFICANCE` (``level`` is the level for more terms).
     """
-    from scipy.stats import f as f_distribution
-
     extra = weak.size - base.size
     tested = np.maximum(extra, 1)
     dof = n - 1 - base.size - tested
     with np.errstate(all="ignore"):
         statistic = (base.relative_rss - weak.relative_rss) / tested / (weak.relative_rss / dof)
-        critical = f_distribution.isf(level, tested, np.maximum(dof, 1))
-        critical_same = f_distribution.isf(KEEP_SIGNIFICANCE, tested, np.maximum(dof, 1))
+        critical = _f_critical(level, tested, np.maximum(dof, 1))
+        critical_same = _f_critical(KEEP_SIGNIFICANCE, tested, np.maximum(dof, 1))
     # the leave-one-out error must fall too: a term that only a point of high leverage sees (x³·y²·z² on a
     # sparse grid, large at its last diagonal point alone) fits that point's noise, and the F-test takes it
     more = (extra > 0) & (dof > 0) & (statistic > critical) & (weak.error < base.error)
@@ -843,8 +857,8 @@ class _Search:
             # every shape's variant in one pass of the combination step (the fits are per series)
             subs, laws = [], []
             for alpha, beta in COMMON_SHAPES:
-                same = ((fits.alpha[rows, 0] == alpha * fits.alpha[rows, 1])
-                        & (fits.beta[rows, 0] == beta * fits.beta[rows, 1]))
+                same = ((fits.alpha[rows, 0] * alpha.denominator == alpha.numerator * fits.alpha[rows, 1])
+                        & (fits.beta[rows, 0] * beta.denominator == beta.numerator * fits.beta[rows, 1]))
                 subs.append(rows[~same])
                 law = fits.subset(subs[-1])
                 law.alpha[:] = (alpha.numerator, alpha.denominator)
@@ -1085,7 +1099,20 @@ def _shape_groups(singles: list[SingleFits | None], count: int) -> tuple[np.ndar
                                                 (fits.beta2, two))):
                 keys[:, p, 2 * k] = np.where(where, array[:, 0], -1)
                 keys[:, p, 2 * k + 1] = np.where(where, array[:, 1], -1)
-    uniq, first, inverse = np.unique(keys.reshape(count, -1), axis=0, return_index=True, return_inverse=True)
+    # the rows' lexicographic order as one integer (mixed radix over each column's sorted codes): the same
+    # groups, order and first members as np.unique(axis=0), without sorting 16-wide rows
+    flat = keys.reshape(count, -1)
+    code, span = np.zeros(count, dtype=np.int64), 1
+    for column in flat.T:
+        low = int(column.min()) if count else 0
+        radix = (int(column.max()) - low + 1) if count else 1
+        if radix == 1:
+            continue
+        if span * radix >= 2**62:  # renumber the groups so far 0..k-1 (order kept): no overflow
+            code = np.unique(code, return_inverse=True)[1].reshape(-1)
+            span = int(code.max()) + 1
+        code, span = code * radix + (column - low), span * radix
+    uniq, first, inverse = np.unique(code, return_index=True, return_inverse=True)
     inverse = inverse.reshape(-1)
     order = np.argsort(inverse, kind="stable")
     bounds = np.searchsorted(inverse[order], np.arange(len(uniq) + 1))
@@ -1150,18 +1177,29 @@ def _parsimonious_choice(errors: np.ndarray, sizes: list[int], factor: float) ->
 def _contributes(Y: np.ndarray, fit: DesignFit, designs: np.ndarray, local: np.ndarray) -> np.ndarray:
     """Whether every term of the fit contributes at least MIN_CONTRIBUTION of some value.
 
-    Row ``i`` of ``Y`` was fitted on ``designs[local[i]]`` (designs × points × columns).
+    Row ``i`` of ``Y`` was fitted on ``designs[local[i]]`` (designs × points × columns).  Blocks of rows run
+    on threads from :data:`~pmkit.fitting.kernels.PARALLEL_MIN_SERIES` series on (numpy releases the GIL;
+    the rows are independent): the two-parameter end-to-end benchmark spent a fifth of its modeling here.
     """
+    from pmkit.fitting.kernels import run_rows
+
     out = np.empty(len(Y), dtype=bool)
+    run_rows(_contributes_rows, len(Y), (Y, fit.coefficients, designs, local, out), (True, True, False, True, True))
+    return out
+
+
+def _contributes_rows(Y: np.ndarray, coefficients: np.ndarray, designs: np.ndarray, local: np.ndarray,
+                      out: np.ndarray) -> None:
+    """:func:`_contributes` of a block of rows, written into ``out``."""
     for start in range(0, len(Y), FIT_CHUNK):
         part = slice(start, start + FIT_CHUNK)
-        coefs = fit.coefficients[part, 1:]
+        coefs = coefficients[part, 1:]
         with np.errstate(all="ignore"):
-            terms = np.swapaxes(designs[local[part]], 1, 2)[:, 1:, :]
-            share = np.abs(coefs[:, :, None] * terms) / np.abs(Y[part])[:, None, :]
-            share = np.where(np.isfinite(share), share, 0.0)
-        out[part] = ((share.max(axis=2) >= MIN_CONTRIBUTION) & (coefs != 0)).all(axis=1)
-    return out
+            terms = designs[local[part]][:, :, 1:]  # chunk × points × terms, in memory order
+            share = np.abs(coefs[:, None, :] * terms)
+            share /= np.abs(Y[part])[:, :, None]
+            share[~np.isfinite(share)] = 0.0
+        out[part] = ((share.max(axis=1) >= MIN_CONTRIBUTION) & (coefs != 0)).all(axis=1)
 
 
 class MultiParameterModeler:
