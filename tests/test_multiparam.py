@@ -319,3 +319,12 @@ def test_a_product_on_a_narrow_span_is_read_with_common_shapes() -> None:
 
     right = {("p", F(0), F(1)), ("size", F(2), F(0))}
     assert np.mean([lead(m.function) == right for m in models]) >= 0.8
+
+
+def test_a_choice_among_more_than_32_outcomes() -> None:
+    # np.choose stops at 32 arrays; four parameters' weak and common-shape variants can pass that
+    from pmkit.modelers.multiparam import _chosen
+
+    arrays = [np.full(5, float(k)) for k in range(40)]
+    winner = np.array([0, 39, 7, 32, 12])
+    assert _chosen(winner, arrays).tolist() == [0.0, 39.0, 7.0, 32.0, 12.0]

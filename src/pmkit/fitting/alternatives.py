@@ -68,6 +68,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import lru_cache
 
 import numpy as np
@@ -297,8 +298,12 @@ price of growth (the non-constancy threshold 2 on the error, squared), so noise 
 does not outweigh the simpler law."""
 ADDITIONS = 2
 """Per parameter a multi-parameter law does not use, the line's best shapes tried as an added term or factor."""
-COMMON_SHAPES = np.array([[1.0, 0.0], [2.0, 0.0], [3.0, 0.0], [0.0, 1.0]])
-"""Shapes (α, β) always tried in a parameter's place besides its line's best (x, x², x³, log2 x): on a narrow
+COMMON_EXPONENTS: tuple[tuple[Fraction, Fraction], ...] = ((Fraction(1), Fraction(0)), (Fraction(2), Fraction(0)),
+                                                          (Fraction(3), Fraction(0)), (Fraction(0), Fraction(1)))
+"""The common shapes (α, β) of a parameter's factor — x, x², x³, log2 x — where a narrow span cannot tell its
+line's best shapes apart (also the multi-parameter search's substitutes for a multiplied parameter)."""
+COMMON_SHAPES = np.array(COMMON_EXPONENTS, dtype=float)
+""":data:`COMMON_EXPONENTS` as floats, always tried in a parameter's place besides its line's best: on a narrow
 span the line's best shapes are all alike, and the common laws they crowd out must be weighed too."""
 
 

@@ -107,7 +107,8 @@ search of the time (integer start; the widened start table and relative-error se
   constant mixes with the term; across the grid the other factor scales the term and not the constant (with
   the structure known, ``size²·log2 p`` is off by 2× on 1% of series, pmkit was on 13%).  So where the
   chosen law has a parameter in products only and its line law has one growing term, that law is replaced
-  by each of :data:`COMMON_SHAPES` (x, x², x³, log2 x) and the combination step re-run on those series
+  by each of :data:`~pmkit.fitting.alternatives.COMMON_EXPONENTS` (x, x², x³, log2 x) and the combination
+  step re-run on those series
   (:meth:`_Search.common_shapes`); a variant whose law still has the parameter in products only replaces
   the choice by :func:`_shape_wins`: as many terms, smaller residuals; more, the F-test of the weak
   variants; fewer, the leave-one-out SMAPE within 1.5× and the dropped terms not significant at
@@ -162,6 +163,7 @@ from typing import Any
 import numpy as np
 
 from pmkit.constraints import Constraint
+from pmkit.fitting.alternatives import COMMON_EXPONENTS
 from pmkit.fitting.leastsquares import (
     DesignFit,
     adjusted_r2,
@@ -661,6 +663,11 @@ def _concatenated(fits: list[SingleFits]) -> SingleFits:
                       notes=fits[0].notes)
 
 
+def _chosen(winner: np.ndarray, arrays: Sequence[np.ndarray]) -> np.ndarray:
+    """Per series ``i``, ``arrays[winner[i]][i]`` (``np.choose`` without its limit of 32 arrays)."""
+    return np.stack(arrays)[winner, np.arange(len(winner))]
+
+
 def _multiplies(outcome: _Outcome, param: int, count: int) -> np.ndarray:
     """Per series, whether the law ``outcome`` chose has parameter ``param`` in products and only there.
 
@@ -676,9 +683,14 @@ def _multiplies(outcome: _Outcome, param: int, count: int) -> np.ndarray:
     return out
 
 
-COMMON_SHAPES: tuple[tuple[Fraction, Fraction], ...] = ((Fraction(1), Fraction(0)), (Fraction(2), Fraction(0)),
-                                                       (Fraction(3), Fraction(0)), (Fraction(0), Fraction(1)))
-"""Shapes (α, β) a multiplied parameter's line law is replaced by in :meth:`_Search.common_shapes`."""
+KEEP_SIGNIFICANCE = 0.05
+"""The level of that F-test for the two variants that add the weak parameter and nothing else: its factor on a
+term of the first choice (as many terms), and its residual-line law as one more additive term (see
+:func:`_weak_wins`, :meth:`_Search.model_rows`, and the module docstring for the figures that chose it)."""
+
+
+ROUNDING_RESIDUAL = 1e3 * float(np.finfo(float).eps)
+"""A relative residual per point below this (about 2e-13) is floating-point rounding, not a misfit."""
 
 
 def _shape_wins(base: _Outcome, shaped: _Outcome, n: int, acceptance: float) -> np.ndarray:
@@ -699,16 +711,6 @@ def _shape_wins(base: _Outcome, shaped: _Outcome, n: int, acceptance: float) -> 
 WEAK_SIGNIFICANCE = 0.01
 """The weak variant's extra terms are kept where an F-test on the relative residuals rejects, at this level,
 that they only fit noise (see :func:`_weak_wins`)."""
-
-KEEP_SIGNIFICANCE = 0.05
-"""The level of that F-test for the two variants that add the weak parameter and nothing else: its factor on a
-term of the first choice (as many terms), and its residual-line law as one more additive term (see
-:func:`_weak_wins`, :meth:`_Search.model_rows`, and the module docstring for the figures that chose it)."""
-
-
-ROUNDING_RESIDUAL = 1e3 * float(np.finfo(float).eps)
-"""A relative residual per point below this (about 2e-13) is floating-point rounding, not a misfit."""
-
 
 def _f_critical(level: float, d1: np.ndarray, d2: np.ndarray) -> np.ndarray:
     """The F distribution's upper ``level`` point for each pair of degrees of freedom, computed once per
@@ -822,7 +824,7 @@ class _Search:
             better = _weak_wins(outcomes[0], outcomes[v], len(self.pts), self.settings.acceptance, levels[v])
             if only[v] is not None:
                 better &= only[v]
-            chosen_rss = np.choose(winner, [o.relative_rss for o in outcomes[:v]])
+            chosen_rss = _chosen(winner, [o.relative_rss for o in outcomes[:v]])
             winner = np.where(better & ((winner == 0) | (outcomes[v].relative_rss < chosen_rss)), v, winner)
         winner = self.common_shapes(Y, singles, tss, outcomes, winner)
         for v, outcome in enumerate(outcomes):
@@ -842,7 +844,8 @@ class _Search:
         over the others, where the constant mixes with the term; across the whole grid the other factor
         scales the term but not the constant.  So where the chosen law has that parameter in products
         alone and its line law has one growing term, the law is replaced by each of
-        :data:`COMMON_SHAPES` and the combination step run again on all the points (those series only);
+        :data:`~pmkit.fitting.alternatives.COMMON_EXPONENTS` and the combination step run again on all the
+        points (those series only);
         a variant that still multiplies the parameter alone replaces the choice where :func:`_shape_wins`
         says so.  ``outcomes`` gains the variants that win somewhere; the result indexes into it.
         """
@@ -851,12 +854,12 @@ class _Search:
             if fits is None:
                 continue
             one = ~fits.constant & ~fits.two_term & (fits.alpha[:, 0] >= 0)
-            rows = np.flatnonzero(one & np.choose(winner, [_multiplies(o, p, count) for o in outcomes]))
+            rows = np.flatnonzero(one & _chosen(winner, [_multiplies(o, p, count) for o in outcomes]))
             if rows.size == 0:
                 continue
             # every shape's variant in one pass of the combination step (the fits are per series)
             subs, laws = [], []
-            for alpha, beta in COMMON_SHAPES:
+            for alpha, beta in COMMON_EXPONENTS:
                 same = ((fits.alpha[rows, 0] * alpha.denominator == alpha.numerator * fits.alpha[rows, 1])
                         & (fits.beta[rows, 0] * beta.denominator == beta.numerator * fits.beta[rows, 1]))
                 subs.append(rows[~same])
@@ -873,9 +876,9 @@ class _Search:
                 shaped = passes.lifted(sub, count, start)
                 start += sub.size
                 shaped.error[~_multiplies(shaped, p, count)] = np.inf
-                current = _Outcome(np.choose(winner, [o.error for o in outcomes]),
-                                   np.choose(winner, [o.size for o in outcomes]), [],
-                                   np.choose(winner, [o.relative_rss for o in outcomes]))
+                current = _Outcome(_chosen(winner, [o.error for o in outcomes]),
+                                   _chosen(winner, [o.size for o in outcomes]), [],
+                                   _chosen(winner, [o.relative_rss for o in outcomes]))
                 better = _shape_wins(current, shaped, len(self.pts), self.settings.acceptance)
                 if better.any():
                     outcomes.append(shaped)
