@@ -149,3 +149,32 @@ def test_two_runs_compare_at_their_one_point(perf_file, tmp_path, capsys):
         (study / f"app.run{run}.r1.csv").write_text(PERF_STAT)
     assert main(["compare", str(perf_file), str(study)]) == 2
     assert "cannot predict at run=8" in capsys.readouterr().err
+
+
+def test_two_perf_stat_runs_compared_say_their_totals_are_summed(perf_file, tmp_path, capsys, monkeypatch):
+    """perf stat sums its CPUs and threads: compare says so beside the totals in every view, as show does."""
+    after = tmp_path / "sw-after.out"
+    after.write_text(PERF_STAT.replace("607.33,msec", "500.00,msec"))
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["compare", str(perf_file), str(after)]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "both summed over processes" in out, out
+    assert main(["compare", str(perf_file), str(after), "--markdown"]) == 0
+    markdown = capsys.readouterr().out
+    assert markdown.count("measured total 607 ms (summed over processes)") == 1, markdown
+    assert main(["compare", str(perf_file), str(after), "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["a"]["summed_over_processes"] is True and document["b"]["summed_over_processes"] is True
+
+
+@pytest.mark.parametrize(("a", "b", "note"), [(True, True, "; both summed over processes"),
+                                              (True, False, "; A summed over processes, B not"),
+                                              (False, True, "; B summed over processes, A not"),
+                                              (False, False, "")])
+def test_the_summed_note_names_the_sides_it_holds_for(a, b, note):
+    from types import SimpleNamespace
+
+    from pmkit.ui.compare import summed_note
+
+    sides = SimpleNamespace(a=SimpleNamespace(summed_over_processes=a), b=SimpleNamespace(summed_over_processes=b))
+    assert summed_note(sides) == note

@@ -51,6 +51,17 @@ def target_note(comparison: Comparison) -> str:
     return ""
 
 
+def summed_note(comparison: Comparison) -> str:
+    """Which sides' totals are summed over each run's processes (perf stat of ``mpirun``, ``--aggregation
+    sum``): CPU time, not the time of a run — said once for both, or per side when only one is."""
+    summed = [side for side, result in (("A", comparison.a), ("B", comparison.b)) if result.summed_over_processes]
+    if not summed:
+        return ""
+    if len(summed) == 2:
+        return "; both summed over processes"
+    return f"; {summed[0]} summed over processes, {'B' if summed[0] == 'A' else 'A'} not"
+
+
 def header_view(comparison: Comparison) -> Table:
     """Which two studies, at which target, and how the predicted totals compare."""
     a, b = comparison.a.report, comparison.b.report
@@ -66,7 +77,7 @@ def header_view(comparison: Comparison) -> Table:
         total += f" ({format_change(comparison.total_change)})"
     else:
         total += " (different units: changes are in shares of each side's total)"
-    grid.add_row("total", Text(total))
+    grid.add_row("total", Text(total + summed_note(comparison)))
     return grid
 
 

@@ -295,7 +295,8 @@ def markdown_comparison(comparison: Comparison, *, min_share: float = 0.01, top:
         report = result.report
         lines.append(f"- {side}: {_code(result.source)}, {printable(report.metric)}"
                      + (f" ({printable(report.unit)})" if report.unit else "")
-                     + f", {total} {format_value(report.total_predicted, report.unit)}")
+                     + f", {total} {format_value(report.total_predicted, report.unit)}"
+                     + (" (summed over processes)" if result.summed_over_processes else ""))
     lines.append(f"- target: {target}{target_note(comparison)}")
     if comparison.comparable:
         lines.append(f"- change of the {total}: {format_change(comparison.total_change)}")
