@@ -329,6 +329,8 @@ def test_one_run_has_no_target_table(tmp_path, capsys, monkeypatch):
     assert main(["show", str(run), "--modeler", "apmt", "--json"]) == 0
     (kernels,) = [t for t in json.loads(capsys.readouterr().out)["show"][0]["tables"] if "kernels" in t["title"]]
     assert kernels["data"]["t_app"]["now"] == pytest.approx(kernels["records"][-1]["total"])
+    assert kernels["data"]["target"] is None and kernels["data"]["t_app"]["target"] is None
+    assert all(row["target"] is None and row["now"] is not None for row in kernels["data"]["kernels"])
     assert main(["show", str(run), "--modeler", "apmt", "--markdown"]) == 0
     markdown = capsys.readouterr().out
     assert "### APMT kernels at p=16 (the one measured point)" in markdown and "(target)" not in markdown

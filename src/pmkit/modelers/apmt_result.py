@@ -217,15 +217,21 @@ class ApmtResult:
         return float(self.fit.measured_total[-1])
 
     def to_json(self, target: Mapping[str, float] | float | None = None) -> dict[str, Any]:
-        """The table and everything behind it as one JSON-ready document."""
+        """The table and everything behind it as one JSON-ready document.  One run has no target
+        (:data:`pmkit.scaling.ONE_RUN`): ``target``, ``t_app.target`` and each kernel's ``target`` are null."""
         data = self.data
         then = self.scale_of(target)
+        one_run = len(data.x) == 1
+        kernels = [row.to_json() for row in self.table(target)]
+        if one_run:
+            kernels = [{**row, "target": None} for row in kernels]
         return {
             "modeler": "apmt",
             "parameter": self.parameter,
             "reference": {self.parameter: self.reference},
-            "target": {self.parameter: then},
-            "t_app": {"now": _finite(self.t_app(self.reference)), "target": _finite(self.t_app(then)),
+            "target": None if one_run else {self.parameter: then},
+            "t_app": {"now": _finite(self.t_app(self.reference)),
+                      "target": None if one_run else _finite(self.t_app(then)),
                       "measured_now": _finite(self.measured_total())},
             "frequency_ghz": data.frequency_hz / 1e9,
             "frequency_source": data.frequency_source,
@@ -233,7 +239,7 @@ class ApmtResult:
             "profile": self.profile.to_json(),
             "counters": {role: None if data.sources[role] is None else data.sources[role].text()
                          for role in (*ROLES, "time", "bytes", "visits")},
-            "kernels": [row.to_json() for row in self.table(target)],
+            "kernels": kernels,
             "validation": None if self.validation is None else self.validation.to_json(),
             "notes": list(self.notes),
         }
