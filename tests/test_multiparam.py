@@ -328,3 +328,64 @@ def test_a_choice_among_more_than_32_outcomes() -> None:
     arrays = [np.full(5, float(k)) for k in range(40)]
     winner = np.array([0, 39, 7, 32, 12])
     assert _chosen(winner, arrays).tolist() == [0.0, 39.0, 7.0, 32.0, 12.0]
+
+
+def halo_models(noise: float, count: int) -> tuple[list, float]:
+    """Models of ``count`` noisy copies of the halo sum ``0.2 + size³ + p^(1/3)·size²`` (scaled) on the weak-scaling
+    grid, and its true value at 4× both parameters."""
+    grid = np.array([(p, s) for p in (27.0, 64, 125, 216, 343) for s in (25.0, 30, 35, 40, 45)])
+
+    def law(points: np.ndarray) -> np.ndarray:
+        return 0.2 + 0.6 * points[:, 1] ** 3 / 45**3 + 0.4 * np.cbrt(points[:, 0]) * points[:, 1] ** 2 / (7 * 45**2)
+
+    noisy = law(grid) * (1 + np.random.default_rng(5).uniform(-noise, noise, (count, 25)))
+    models = RefiningModeler().model(batch(grid, noisy, parameters=("p", "size")))
+    return list(models), law(np.array([[1372.0, 180.0]]))[0]
+
+
+def within_5_percent(models: list, truth: float) -> float:
+    return float(np.mean([abs(m.function.evaluate([1372.0, 180.0]) / truth - 1) <= 0.05 for m in models]))
+
+
+def test_a_halo_sum_gets_a_factor_of_size_per_term() -> None:
+    # issue 18 (weak scaling): size³ + p^(1/3)·size² had come back as c0 + a·size^β + b·p^γ·size^β (one factor
+    # per parameter), whose prediction at 4× both parameters is off by the β it shares; the split factors of
+    # size (size³ in the lone term, size² in the product) predict it within 5% in 97% of these and write its terms
+    # in 93% (before: 38%, never its terms)
+    models, truth = halo_models(0.01, 60)
+    assert within_5_percent(models, truth) >= 0.8
+    assert np.mean([structure(m.function) == {(("size", F(3), F(0)),), (("p", F(1, 3), F(0)), ("size", F(2), F(0)))}
+                    for m in models]) >= 0.6
+
+
+def test_a_halo_sum_reads_the_weaker_factor_among_its_lines_best() -> None:
+    # p multiplies the weaker term of size³ + p^(1/3)·size², so its line law is the least sure: at ±3% the split
+    # with p's line law alone predicted 20% of these within 5% at 4× both parameters, with its line's five best
+    # growing shapes tried too 45% (SPLIT_RANKED)
+    models, truth = halo_models(0.03, 100)
+    assert within_5_percent(models, truth) >= 0.35
+
+
+def test_a_sparse_grid_keeps_one_factor_per_parameter() -> None:
+    # the split factors of a halo sum are offered on full grids only: on a sparse one (lines and three diagonal
+    # points) the product is read on the diagonal alone, and x^(5/2)·y^(4/3) (±2%) had come back with two factors
+    # of one parameter in 14 of these, off by more than 2× at (256, 256) in 42% (now 33%)
+    values = np.array([4.0, 8, 16, 32, 64])
+    full = np.array([(a, b) for a in values for b in values])
+    grid = full[(full == 4).any(axis=1) | ((full[:, 0] == full[:, 1]) & np.isin(full[:, 0], values[1:4]))]
+    rng = np.random.default_rng(3)
+
+    def law(points: np.ndarray) -> np.ndarray:
+        return 0.5 + points[:, 0] ** 2.5 * points[:, 1] ** (4 / 3) / 64 ** (2.5 + 4 / 3)
+
+    noisy = law(grid) * (1 + rng.uniform(-0.02, 0.02, (100, len(grid))))
+    models = RefiningModeler().model(batch(grid, noisy, parameters=("x", "y")))
+
+    def factors_of(function: Function, name: str) -> set[tuple[F, F]]:
+        return {(f.exponent, f.log_exponent) for t in function.terms for f in t.factors
+                if f.parameter == name and not f.is_trivial}
+
+    assert len(grid) == 12
+    assert all(len(factors_of(m.function, name)) <= 1 for m in models for name in ("x", "y"))
+    truth = law(np.array([[256.0, 256.0]]))[0]
+    assert np.mean([not 0.5 <= m.function.evaluate([256.0, 256.0]) / truth <= 2 for m in models]) <= 0.38
