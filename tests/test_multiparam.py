@@ -389,3 +389,14 @@ def test_a_sparse_grid_keeps_one_factor_per_parameter() -> None:
     assert all(len(factors_of(m.function, name)) <= 1 for m in models for name in ("x", "y"))
     truth = law(np.array([[256.0, 256.0]]))[0]
     assert np.mean([not 0.5 <= m.function.evaluate([256.0, 256.0]) / truth <= 2 for m in models]) <= 0.38
+
+
+def test_f_critical_equals_scipy_stats_upper_point() -> None:
+    from scipy.stats import f
+
+    from pmkit.modelers.multiparam import _f_critical
+
+    d1, d2 = np.meshgrid(np.arange(1, 8), np.arange(1, 400))
+    for level in (0.01, 0.05):
+        np.testing.assert_array_equal(_f_critical(level, d1, d2), f.isf(level, d1, d2))
+    assert _f_critical(0.05, np.array([1]), np.array([20]))[0] > _f_critical(0.05, np.array([1]), np.array([200]))[0]

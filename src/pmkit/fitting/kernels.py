@@ -19,6 +19,7 @@ numpy version that is the reference and the fallback. ``PMKIT_NO_NUMBA=1`` force
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
 from itertools import pairwise
 from typing import Any
@@ -874,6 +875,13 @@ def _design_errors_numpy(Y, predicted, leverage, local, degenerate, rss, loo_sma
     loo_smape[:] = smape(Y, loo_predictions(Y, predicted, leverage[local]))
 
 
+def _numba_loaded() -> bool:
+    """Whether the combination step's loops run compiled: where numba is already imported (the refining search
+    loads it for large batches, :func:`pmkit.fitting.refinement.compiled_kernels`) and not disabled.  Their
+    twins are equal to the last bit, so this only moves time: a small batch does not pay numba's import."""
+    return "numba" in sys.modules and numba_enabled()
+
+
 def design_errors(Y: np.ndarray, predicted: np.ndarray, leverage: np.ndarray, local: np.ndarray, *,
                   use_numba: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The residual sum of squares and the leave-one-out SMAPE of every row of ``Y`` fitted as ``predicted`` on
@@ -888,7 +896,7 @@ def design_errors(Y: np.ndarray, predicted: np.ndarray, leverage: np.ndarray, lo
     args = (np.ascontiguousarray(Y, dtype=float), np.ascontiguousarray(predicted, dtype=float),
             np.ascontiguousarray(leverage, dtype=float), np.ascontiguousarray(local, dtype=np.int64), DEGENERATE,
             rss, loo_smape)
-    if numba_enabled() if use_numba is None else use_numba:
+    if _numba_loaded() if use_numba is None else use_numba:
         global _PAIRWISE
         if _PAIRWISE is None:
             _PAIRWISE = _jit("pairwise_sum", _pairwise_sum)
@@ -953,7 +961,7 @@ def contributions(Y: np.ndarray, coefficients: np.ndarray, designs: np.ndarray, 
     args = (np.ascontiguousarray(Y, dtype=float), np.ascontiguousarray(coefficients, dtype=float),
             np.ascontiguousarray(designs, dtype=float), np.ascontiguousarray(local, dtype=np.int64), float(minimum),
             out)
-    if numba_enabled() if use_numba is None else use_numba:
+    if _numba_loaded() if use_numba is None else use_numba:
         run_rows(_jit("contributions", _contributions_loop), len(Y), args, (True, True, False, True, False, True))
     else:
         run_rows(_contributions_numpy, len(Y), args, (True, True, False, True, False, True))
