@@ -531,6 +531,18 @@ def test_design_errors_kernel_equals_numpy(points) -> None:
     assert np.isfinite(slow[1]).mean() > 0.5 and (slow[1][local == 4] == 200.0).all()
 
 
+@pytest.mark.parametrize("points", [5, 25, 150])
+def test_fit_errors_kernel_equals_numpy(points) -> None:
+    rng, Y = _awkward_values(points)
+    predicted = Y * rng.normal(1, 0.1, Y.shape)
+    predicted[5, 2], predicted[6, 3], predicted[0, 1] = np.inf, np.nan, 1.0
+    fast = kernels.fit_errors(Y, predicted, use_numba=True)
+    slow = kernels.fit_errors(Y, predicted, use_numba=False)
+    for a, b in zip(fast, slow, strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert np.isfinite(slow[1][7:]).all() and slow[0][5] >= 200 / points  # the infinite prediction counts 200
+
+
 @pytest.mark.parametrize("points", [5, 25])
 def test_contributions_kernel_equals_numpy(points) -> None:
     rng, Y = _awkward_values(points)

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from pmkit.fitting.leastsquares import DEGENERATE, loo_predictions, rowwise, smape
+from pmkit.fitting.leastsquares import DEGENERATE, loo_predictions, relative_rss, rowwise, smape
 
 NO_NUMBA_ENV = "PMKIT_NO_NUMBA"
 SLICES = 5
@@ -905,6 +905,46 @@ def design_errors(Y: np.ndarray, predicted: np.ndarray, leverage: np.ndarray, lo
     else:
         _design_errors_numpy(*args)
     return rss, loo_smape
+
+
+def _fit_errors_loop(Y, predicted, in_sample, relative):
+    count, n = Y.shape
+    ratio = np.empty(n)
+    squares = np.empty(n)
+    stack = (np.empty(64, np.int64), np.empty(64, np.int64), np.zeros(64, np.bool_), np.empty(64))
+    for s in range(count):
+        for j in range(n):
+            y, p = Y[s, j], predicted[s, j]
+            total = abs(y) + abs(p)
+            value = 2.0 * abs(y - p) / total if total > 0 else 0.0
+            ratio[j] = value if np.isfinite(p) else 2.0
+            r = (y - p) / (y if y != 0 else 1.0)
+            squares[j] = r * r
+        in_sample[s] = 100.0 * (_PAIRWISE(ratio, 0, n, stack) / n)
+        relative[s] = _PAIRWISE(squares, 0, n, stack)
+
+
+def _fit_errors_numpy(Y, predicted, in_sample, relative):
+    in_sample[:] = smape(Y, predicted)
+    relative[:] = relative_rss(Y, predicted)
+
+
+def fit_errors(Y: np.ndarray, predicted: np.ndarray, *, use_numba: bool | None = None
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """The in-sample SMAPE (:func:`~pmkit.fitting.leastsquares.smape`) and the relative residual sum of squares
+    (:func:`~pmkit.fitting.leastsquares.relative_rss`) of every row of ``Y`` fitted as ``predicted``: one pass
+    per row instead of numpy's five rows × points temporaries, equal to the last bit."""
+    count = len(Y)
+    in_sample, relative = np.empty(count), np.empty(count)
+    args = (np.ascontiguousarray(Y, dtype=float), np.ascontiguousarray(predicted, dtype=float), in_sample, relative)
+    if _numba_loaded() if use_numba is None else use_numba:
+        global _PAIRWISE
+        if _PAIRWISE is None:
+            _PAIRWISE = _jit("pairwise_sum", _pairwise_sum)
+        run_rows(_jit("fit_errors", _fit_errors_loop), count, args, (True, True, True, True))
+    else:
+        _fit_errors_numpy(*args)
+    return in_sample, relative
 
 
 def _contributions_loop(Y, coefficients, designs, local, minimum, out):

@@ -184,12 +184,13 @@ import numpy as np
 
 from pmkit.constraints import Constraint
 from pmkit.fitting.alternatives import COMMON_EXPONENTS
-from pmkit.fitting.kernels import contributions, design_errors
+from pmkit.fitting.kernels import contributions, design_errors, fit_errors
 from pmkit.fitting.leastsquares import (
     DesignFit,
     adjusted_r2,
     fit_design,
     left_inverses,
+    relative_rss,
     rowwise,
     smape,
 )
@@ -647,15 +648,16 @@ class _Outcome:
     relative_rss: np.ndarray | None = None
 
     def add(self, group: _Group, rows: np.ndarray, fit: DesignFit, coefficients: int, Y: np.ndarray,
-            relative_rss: np.ndarray | None = None) -> None:
+            relative: np.ndarray | None = None) -> None:
         """Record ``fit`` (of the series ``Y``, rows ``rows`` of the search) as the choice of those rows;
-        ``relative_rss``, if given, is :func:`_relative_rss` of ``Y`` and the fit, computed for more rows at once."""
+        ``relative``, if given, is :func:`~pmkit.fitting.leastsquares.relative_rss` of ``Y`` and the fit, computed
+        for more rows at once."""
         if self.relative_rss is None:
             self.relative_rss = np.full(len(self.error), np.inf)
         self.parts.append((group, rows, fit, coefficients))
         self.error[rows] = fit.loo_smape
         self.size[rows] = coefficients - 1
-        self.relative_rss[rows] = _relative_rss(Y, fit.predicted) if relative_rss is None else relative_rss
+        self.relative_rss[rows] = relative_rss(Y, fit.predicted) if relative is None else relative
 
     def lifted(self, rows: np.ndarray, count: int, start: int = 0) -> _Outcome:
         """The series ``start .. start + len(rows)`` of this outcome as series ``rows`` of one of ``count``
@@ -675,14 +677,6 @@ class _Outcome:
                 parts.append((replace(group, coefficients=group.coefficients[keep]), rows[local[keep] - start], sub,
                               coefficients))
         return _Outcome(error, size, parts, relative_rss)
-
-
-def _relative_rss(Y: np.ndarray, predicted: np.ndarray) -> np.ndarray:
-    """Per row, the sum of squared relative residuals ``((y - ŷ) / y)²`` (``y = 0`` divides by 1).  Each row is
-    summed on its own (a contiguous row, numpy's pairwise order), so rows computed together or apart agree."""
-    with np.errstate(all="ignore"):
-        relative = (Y - predicted) / np.where(Y != 0, Y, 1.0)
-    return (relative * relative).sum(axis=1)
 
 
 def _concatenated(fits: list[SingleFits]) -> SingleFits:
@@ -1233,8 +1227,7 @@ class _Search:
         for c_index, fit in enumerate(fits):
             mine = np.flatnonzero(choice == c_index)
             if mine.size:
-                in_sample[mine] = smape(Y[mine], fit.predicted[mine])
-                relative_rss[mine] = _relative_rss(Y[mine], fit.predicted[mine])
+                in_sample[mine], relative_rss[mine] = fit_errors(Y[mine], fit.predicted[mine])
                 cleaned[mine] = _small_constant(Y[mine], fit.coefficients[mine], self.settings.clean_constant)
         pair = local * len(candidates) + choice
         pair_order = np.argsort(pair, kind="stable")
