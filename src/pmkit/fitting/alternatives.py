@@ -88,14 +88,23 @@ from pmkit.fitting.refinement import (
 from pmkit.intervals import AlternativeTable
 
 KEEP = 12
-"""Alternatives kept per series (the chosen law and the 11 heaviest others)."""
+"""Alternatives kept per series of one parameter (the chosen law and the 11 heaviest others)."""
+MULTI_KEEP = 20
+"""Alternatives kept per series of several parameters (the chosen law and the 19 heaviest others): room for the
+laws with two factors replaced at once (:data:`PAIRED`) beside those with one."""
 SHARPNESS = 1.25
 """κ: a hypothesis's weight is ``(crit_min / crit)^κ`` — how fast it falls as the fit gets worse (one
 parameter: every start-table hypothesis is weighed)."""
-MULTI_SHARPNESS = 2.25
-"""κ for several parameters on a full grid, where fewer, chosen alternatives are weighed (see
-:func:`multi_alternatives`); a design that measures a share of the grid gets κ times that share, never less
-than :data:`MULTI_SHARPNESS_FLOOR` (:func:`multi_sharpness`)."""
+MULTI_SHARPNESS = 2.5
+"""κ for several parameters on a full grid of :data:`REFERENCE_POINTS` points, where fewer, chosen alternatives
+are weighed (see :func:`multi_alternatives`); a design that measures a share of the grid gets κ times that
+share, more points κ times their ratio to the reference to the power :data:`SHARPNESS_GROWTH`, never less than
+:data:`MULTI_SHARPNESS_FLOOR` (:func:`multi_sharpness`)."""
+REFERENCE_POINTS = 25
+"""The design :data:`MULTI_SHARPNESS` is set for: a full grid of two parameters, five values each."""
+SHARPNESS_GROWTH = 0.25
+"""How κ grows with the points measured (``(n / 25)^0.25``: 1.5 times sharper on 125 points): the same ratio of
+relative RSS is stronger evidence on more points (the likelihood ratio's exponent is n/2), tempered as κ is."""
 MULTI_SHARPNESS_FLOOR = 1.0
 """The flattest κ for several parameters (a sparse design: what only the diagonal shows stays open)."""
 CHUNK_VALUES = 4_000_000
@@ -296,6 +305,10 @@ COEFFICIENT_PRICE = 4.0
 """A hypothesis's criterion is multiplied by this per coefficient beyond the constant: the search's own
 price of growth (the non-constancy threshold 2 on the error, squared), so noise fitted by an extra term
 does not outweigh the simpler law."""
+PAIRED = 3
+"""Per parameter of a multi-parameter law, the line's best shapes tried in its place together with another
+parameter's best (:func:`_pair_variants`, 3 × 3 per pair of parameters): the search can read both factors
+wrong (``p^(1/2)·size³`` for ``p^(1/3)·size²``), and one factor replaced at a time does not reach back."""
 ADDITIONS = 2
 """Per parameter a multi-parameter law does not use, the line's best shapes tried as an added term or factor."""
 COMMON_EXPONENTS: tuple[tuple[Fraction, Fraction], ...] = ((Fraction(1), Fraction(0)), (Fraction(2), Fraction(0)),
@@ -333,7 +346,7 @@ def multi_alternatives(parameters: tuple[str, ...], points: np.ndarray, Y: np.nd
     with every term multiplied by it; each refitted by relative least squares on all the points.
     """
     additions = additions or {}
-    keep = KEEP if keep is None else keep
+    keep = MULTI_KEEP if keep is None else keep
     temperature = multi_sharpness(points) if temperature is None else temperature
     count, n = Y.shape
     n_params = alpha.shape[1]
@@ -368,6 +381,9 @@ def multi_alternatives(parameters: tuple[str, ...], points: np.ndarray, Y: np.nd
             b[:, uses, p] = shapes[:, m, 1][:, None]
             variants_a.append(a)
             variants_b.append(b)
+    for a, b in _pair_variants(alpha, beta, substitutes):
+        variants_a.append(a)
+        variants_b.append(b)
     A, B = np.stack(variants_a, axis=1), np.stack(variants_b, axis=1)  # rows × K × T × P
     out = AlternativeTable(parameters, A, B, np.zeros((count, A.shape[1], 1 + terms)),
                            np.zeros((count, A.shape[1], 1 + terms, 1 + terms)), np.zeros((count, A.shape[1])),
@@ -427,28 +443,62 @@ def multi_alternatives(parameters: tuple[str, ...], points: np.ndarray, Y: np.nd
                             df[r, order].astype(float), weight)
 
 
+def _pair_variants(alpha: np.ndarray, beta: np.ndarray, substitutes: dict[int, np.ndarray]
+                   ) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The law (``alpha``, ``beta``: rows × terms × parameters) with two parameters' factors replaced at once:
+    for each pair of parameters in ``substitutes``, each one's :data:`PAIRED` best line shapes (the first
+    entries of ``substitutes[p]``, :func:`ranked_shapes`' order) with the other's; a pair equal to the law or
+    to a one-factor substitution is a repeat and counts once (:func:`multi_alternatives`)."""
+    out: list[tuple[np.ndarray, np.ndarray]] = []
+    uses = {p: (alpha[0, :, p] != 0) | (beta[0, :, p] != 0) for p in substitutes}
+    # a line's best shape is often the law's own in every row: paired, it repeats a one-factor substitution
+    fresh = {p: [m for m in range(min(PAIRED, shapes.shape[1]))
+                 if not uses[p].any() or not ((shapes[:, m, 0] == alpha[0, uses[p], p][0])
+                                              & (shapes[:, m, 1] == beta[0, uses[p], p][0])).all()]
+             for p, shapes in substitutes.items()}
+    params = sorted(substitutes)
+    for i, p in enumerate(params):
+        for q in params[i + 1:]:
+            for m in fresh[p]:
+                for n in fresh[q]:
+                    a, b = np.array(alpha), np.array(beta)
+                    a[:, uses[p], p], b[:, uses[p], p] = substitutes[p][:, m, 0, None], substitutes[p][:, m, 1, None]
+                    a[:, uses[q], q], b[:, uses[q], q] = substitutes[q][:, n, 0, None], substitutes[q][:, n, 1, None]
+                    out.append((a, b))
+    return out
+
+
 def multi_sharpness(points: np.ndarray) -> float:
     """κ of a multi-parameter law measured at ``points``: :data:`MULTI_SHARPNESS` times the share of the
-    full grid measured (:func:`grid_share`), at least :data:`MULTI_SHARPNESS_FLOOR` — where the design
-    shows every combination of the parameters' values, a law that fits worse is told apart; where it shows
-    the lines and a diagonal, how the parameters combine is not."""
-    return max(MULTI_SHARPNESS * grid_share(points), MULTI_SHARPNESS_FLOOR)
+    full grid measured (:func:`grid_share`) times ``(n / REFERENCE_POINTS)^SHARPNESS_GROWTH`` for ``n`` distinct
+    points, at least :data:`MULTI_SHARPNESS_FLOOR` — where the design shows every combination of the
+    parameters' values, a law that fits worse is told apart, the more surely the more points show it; where
+    it shows the lines and a diagonal, how the parameters combine is not."""
+    share, distinct = _grid_layout(points)
+    growth = (distinct / REFERENCE_POINTS) ** SHARPNESS_GROWTH if distinct else 1.0
+    return max(MULTI_SHARPNESS * share * growth, MULTI_SHARPNESS_FLOOR)
 
 
 def grid_share(points: np.ndarray) -> float:
     """The share of the full grid (every combination of the parameters' measured values) that holds a
     measurement: 1 for a full grid, 12/25 and 16/125 for the sparse designs of two and three parameters."""
+    return _grid_layout(points)[0]
+
+
+def _grid_layout(points: np.ndarray) -> tuple[float, int]:
+    """:func:`grid_share` and the number of distinct points (0 where there are none)."""
     points = np.ascontiguousarray(points, dtype=float)
     if points.ndim != 2 or len(points) == 0:
-        return 1.0
-    return _grid_share(points.tobytes(), points.shape[1])
+        return 1.0, 0
+    return _grid_layout_of(points.tobytes(), points.shape[1])
 
 
 @lru_cache(maxsize=64)
-def _grid_share(points: bytes, width: int) -> float:
+def _grid_layout_of(points: bytes, width: int) -> tuple[float, int]:
     grid = np.frombuffer(points, dtype=float).reshape(-1, width)
     full = float(np.prod([len(np.unique(grid[:, p])) for p in range(width)]))
-    return len(np.unique(grid, axis=0)) / full
+    distinct = len(np.unique(grid, axis=0))
+    return distinct / full, distinct
 
 
 def smallest(values: np.ndarray, count: int) -> np.ndarray:
