@@ -513,7 +513,7 @@ def _alternatives(batch: SeriesBatch, data: SeriesData, results: _Results,
     from pmkit.fitting.alternatives import (
         ADDITIONS,
         COMMON_SHAPES,
-        KEEP,
+        MULTI_KEEP,
         SUBSTITUTES,
         multi_alternatives,
         ranked_shapes,
@@ -522,7 +522,7 @@ def _alternatives(batch: SeriesBatch, data: SeriesData, results: _Results,
 
     n_params = len(batch.parameters)
     terms = 1 + max([len(c) for g in results.groups if g.combination for c in term_combinations(g.shapes)] + [1])
-    table = AlternativeTable.empty(batch.parameters, len(batch), KEEP, terms)
+    table = AlternativeTable.empty(batch.parameters, len(batch), MULTI_KEEP, terms)
     table.weight[:] = 0.0
     for g, group in enumerate(results.groups):
         rows = results.rows[g]
