@@ -328,3 +328,19 @@ def test_a_choice_among_more_than_32_outcomes() -> None:
     arrays = [np.full(5, float(k)) for k in range(40)]
     winner = np.array([0, 39, 7, 32, 12])
     assert _chosen(winner, arrays).tolist() == [0.0, 39.0, 7.0, 32.0, 12.0]
+
+
+def test_a_mixed_line_law_is_read_again_as_a_power() -> None:
+    # issue 18: on lines averaged over y, x^(4/3) fits like x·log2 x, which costs a level less than a third;
+    # read again without that discount and judged on all the points, x^(4/3) in 94% of these and a mixed
+    # x-law in 4% (before: 84% and 14%)
+    values = np.array([4.0, 8, 16, 32, 64])
+    grid = np.array([(a, b) for a in values for b in values])
+    rng = np.random.default_rng(11)
+    exact = 1.0 + 10 * grid[:, 1] ** 0.5 / 8 + 10 * grid[:, 0] ** (4 / 3) / 64 ** (4 / 3)
+    noisy = exact * (1 + rng.uniform(-0.02, 0.02, (80, 25)))
+    models = RefiningModeler().model(batch(grid, noisy, parameters=("x", "y")))
+    x_laws = [{(f.exponent, f.log_exponent) for t in m.function.terms for f in t.factors if f.parameter == "x"}
+              for m in models]
+    assert np.mean([law == {(F(4, 3), F(0))} for law in x_laws]) >= 0.9
+    assert np.mean([any(a > 0 and b > 0 for a, b in law) for law in x_laws]) <= 0.08
