@@ -397,7 +397,13 @@ def test_a_law_padded_to_the_tables_width_is_weighed_as_it_is() -> None:
 
 
 def test_multi_parameter_sharpness_follows_the_share_of_the_grid_measured() -> None:
-    from pmkit.fitting.alternatives import MULTI_SHARPNESS, MULTI_SHARPNESS_FLOOR, grid_share, multi_sharpness
+    from pmkit.fitting.alternatives import (
+        MULTI_SHARPNESS,
+        MULTI_SHARPNESS_FLOOR,
+        SHARPNESS_GROWTH,
+        grid_share,
+        multi_sharpness,
+    )
 
     values = (4.0, 8.0, 16.0, 32.0, 64.0)
     full = np.array([(x, y) for x in values for y in values])
@@ -406,5 +412,94 @@ def test_multi_parameter_sharpness_follows_the_share_of_the_grid_measured() -> N
     assert grid_share(sparse) == pytest.approx(12 / 25)
     assert grid_share(np.vstack([full, full])) == 1.0  # a point measured twice is one point of the grid
     assert multi_sharpness(full) == MULTI_SHARPNESS
-    assert multi_sharpness(sparse) == max(MULTI_SHARPNESS * 12 / 25, MULTI_SHARPNESS_FLOOR)
+    assert multi_sharpness(sparse) == max(MULTI_SHARPNESS * 12 / 25 * (12 / 25) ** SHARPNESS_GROWTH,
+                                          MULTI_SHARPNESS_FLOOR)
     assert MULTI_SHARPNESS_FLOOR <= multi_sharpness(sparse) < multi_sharpness(full)
+
+
+def test_two_factors_are_replaced_at_once() -> None:
+    """The search can read both factors of a product wrong (``p^(1/2)·size³`` for ``p^(1/3)·size²``); the
+    alternatives hold the law with both replaced, each by one of its line's best shapes, and there it weighs as
+    its fit says: on values of the truth it is the heaviest alternative but the law."""
+    from pmkit.fitting.alternatives import COMMON_SHAPES, PAIRED, multi_alternatives
+
+    rng = np.random.default_rng(5)
+    count = 6
+    Y = (3.0 + 0.01 * GRID[:, 0] ** (1 / 3) * GRID[:, 1] ** 2)[None, :] * (1 + rng.uniform(-0.01, 0.01, (count, 25)))
+    alpha, beta = np.array([[0.5, 3.0]]), np.zeros((1, 2))
+    coef = np.tile([3.0, 1e-4], (count, 1))
+    ranked_p = np.broadcast_to([[0.5, 0.0], [1 / 3, 0.0], [0.0, 1.0]], (count, 3, 2))
+    ranked_size = np.broadcast_to([[3.0, 0.0], [2.5, 0.0], [2.0, 0.0]], (count, 3, 2))
+    common = np.broadcast_to(COMMON_SHAPES, (count, *COMMON_SHAPES.shape))
+    substitutes = {0: np.concatenate([ranked_p, common], axis=1), 1: np.concatenate([ranked_size, common], axis=1)}
+    table = multi_alternatives(("p", "size"), GRID, Y, alpha, beta, coef, substitutes)
+    first = table.alpha[:, :, 0]  # rows × K × parameters: the one term's exponents
+    truth = (first[:, :, 0] == 1 / 3) & (first[:, :, 1] == 2.0) & (table.beta[:, :, 0] == 0).all(axis=2)
+    assert PAIRED >= 3 and truth.any(axis=1).all()  # p's second best with size's third
+    heaviest_other = np.argmax(table.weight[:, 1:], axis=1) + 1
+    assert truth[np.arange(count), heaviest_other].all()
+
+
+def test_several_parameters_keep_more_alternatives_than_one() -> None:
+    """A law of several parameters keeps :data:`MULTI_KEEP` alternatives (those with two factors replaced
+    beside those with one), a law of one parameter :data:`KEEP`."""
+    from pmkit.fitting.alternatives import KEEP, MULTI_KEEP
+
+    rng = np.random.default_rng(8)
+    values = (2.0 + 0.001 * GRID[:, 0] ** (1 / 3) * GRID[:, 1] ** 2)[None, :, None] * (
+        1 + rng.uniform(-0.05, 0.05, (5, 25, 1)))
+    models = pmkit.model(experiment(("p", "size"), GRID, values))
+    table = models.uncertainty.table()
+    assert MULTI_KEEP > KEEP and table.weight.shape[1] == MULTI_KEEP
+    filled = (np.abs(table.coef).sum(axis=2) > 0).sum(axis=1)   # refitted, whatever the pruning left them
+    assert (filled > KEEP).any()
+    x = np.array([2.0, 4, 8, 16, 32])
+    one = pmkit.model(experiment(("x",), x[:, None], (1 + 0.3 * x ** 2)[None, :, None] * np.ones((3, 5, 1))))
+    assert one.uncertainty.table().weight.shape[1] == KEEP
+
+
+def test_multi_parameter_sharpness_grows_with_the_points_measured() -> None:
+    """On a full grid of 125 points the same ratio of fits is stronger evidence than on 25: κ is
+    ``(125/25)^SHARPNESS_GROWTH`` times sharper; a sparse design stays at the floor."""
+    from pmkit.fitting import alternatives as alt
+
+    values = (4.0, 8.0, 16.0, 32.0, 64.0)
+    two = np.array([(x, y) for x in values for y in values])
+    three = np.array([(x, y, z) for x in values for y in values for z in values])
+    sparse = np.array([p for p in three if (p == 4).sum() >= 2 or (p[0] == p[1] == p[2] and 8 <= p[0] <= 32)])
+    assert len(two) == alt.REFERENCE_POINTS and alt.multi_sharpness(two) == alt.MULTI_SHARPNESS
+    assert alt.multi_sharpness(three) == pytest.approx(alt.MULTI_SHARPNESS * 5 ** alt.SHARPNESS_GROWTH)
+    assert alt.multi_sharpness(three) > alt.multi_sharpness(two)
+    assert alt.multi_sharpness(sparse) == alt.MULTI_SHARPNESS_FLOOR
+
+
+def test_the_lightest_alternatives_are_pruned_from_the_mixture_up_to_their_mass() -> None:
+    """Per row the lightest alternatives weighing together at most the pruned mass are set to 0 (the chosen law,
+    alternative 0, never), the rest scaled to sum to 1; the interval moves by no more than that mass allows, and a
+    weight of 0 takes no part in the mixture's distribution function, compiled or not."""
+    from pmkit.fitting.alternatives import pruned
+
+    weight = np.array([[0.001, 0.5, 0.3, 0.19, 0.004, 0.002, 0.003],
+                       [0.2, 0.2, 0.2, 0.2, 0.2, 0.0, 0.0]])
+    out = pruned(weight, 0.005)
+    # the chosen law stays though lightest; 0.002 + 0.003 ≤ 0.005, and 0.004 more would exceed it
+    np.testing.assert_array_equal(out[0] == 0, [False, False, False, False, False, True, True])
+    np.testing.assert_allclose(out.sum(axis=1), 1.0)
+    np.testing.assert_allclose(out[0, 1:5] / out[0, 1], weight[0, 1:5] / weight[0, 1])
+    np.testing.assert_array_equal(out[1], weight[1])
+    np.testing.assert_array_equal(pruned(weight, 0.0), weight)
+
+    rng = np.random.default_rng(4)
+    mean = np.exp(rng.normal(0, 0.5, (3, 7)))
+    sd = mean * rng.uniform(0.05, 0.3, (3, 7))
+    df = np.full((3, 7), 5.0)
+    table_weight = pruned(np.tile(weight[0], (3, 1)), 0.005)
+    args = (table_weight, mean > 0, np.log(mean), np.sqrt(np.log1p((sd / mean) ** 2)), df, np.arange(3),
+            np.array([0.5, 1.0, 2.0]))
+    np.testing.assert_array_equal(kernels.mixture_terms(*args, use_numba=True),
+                                  kernels.mixture_terms(*args, use_numba=False))
+    center = np.array(args[2])
+    center[:, 5] = np.nan  # a component of weight 0 contributes 0 even where its distribution is undefined
+    spoiled = (args[0], args[1], center, *args[3:])
+    assert np.isfinite(kernels.mixture_terms(*spoiled, use_numba=True)).all()
+    assert np.isfinite(kernels.mixture_terms(*spoiled, use_numba=False)).all()

@@ -5,15 +5,15 @@ relative least squares (weights ``1/y²``: noise is a share of the value), with 
 their coefficients, and weighted by how well they fit against the best: ``w ∝ (crit_min / crit)^κ``,
 where ``crit`` is the search's own criterion — relative RSS, times ``acceptance`` per level of
 complexity (:mod:`pmkit.fitting.refinement`), times :data:`COEFFICIENT_PRICE` per coefficient beyond
-the constant.  The ``K`` heaviest, the chosen law first, go into an
+the constant.  The ``K`` heaviest (12 for one parameter, 20 for several), the chosen law first, go into an
 :class:`~pmkit.intervals.AlternativeTable`.  One parameter (:func:`single_alternatives`): every
 start-table hypothesis and the constant.  Several (:func:`multi_alternatives`): the other
 combinations of the line laws, each parameter's next shapes on its line and the common ones
-(:data:`COMMON_SHAPES`) in its place, the parameter dropped, and a parameter the law does not use
-added as a term or a factor.  The noise behind each covariance is the larger of the hypothesis's
-residual variance and, where the points have several repetitions, the variance of their means —
-the bootstrap over the repetitions in closed form (for a mean of ``r`` values the bootstrap
-variance is ``(r - 1)/r² · s²``).
+(:data:`COMMON_SHAPES`) in its place, two parameters' next shapes in their places at once, the parameter
+dropped, and a parameter the law does not use added as a term or a factor.  The noise behind each
+covariance is the larger of the hypothesis's residual variance and, where the points have several
+repetitions, the variance of their means — the bootstrap over the repetitions in closed form (for a mean
+of ``r`` values the bootstrap variance is ``(r - 1)/r² · s²``).
 
 Settled by the coverage of 90% intervals at 4× the largest point (scratch runs; reported by
 ``bench/accuracy.py``, ``bench/weak_scaling.py``, ``bench/multiparam_accuracy.py``):
@@ -24,28 +24,50 @@ Settled by the coverage of 90% intervals at 4× the largest point (scratch runs;
   96.2, 94.6 and every width larger (×1.22, 1.41, 3.04, 1.77, 2.29, 2.04, 2.16).  Weights
   ``exp(-τ·n/2·ln(ratio))``, the Gaussian likelihood ratio (τ = 1), covered 73–84%.
 * **κ = 2.25 for several parameters on a full grid, times the share of the grid measured, at least 1**
-  (:data:`MULTI_SHARPNESS`, :func:`multi_sharpness`; scratch runs at 150 laws per case, seeds 11 and 12,
-  confirmed at the reported size and seeds, 300 per case).  Before, every refitted alternative paid the
-  coefficient price for the empty terms that pad a law to the table's width (their columns were a second
-  constant): against the chosen law each weighed 4–16 times less than its fit said, the 3-parameter
-  multiplicative laws' true neighbours among them (covered 69–79%).  With the padding fixed and κ = 1, weak
-  scaling covered 94.9% with 31 of 54 cases above 95%, multi-parameter 90.9% with 9 of 32 above 95% and 4
-  below 85%; κ = 1.5 / 2 / 2.5 / 3 on all grids: weak scaling 24 / 19 / 15 / 19 cases outside 85–95%,
-  multi-parameter 11 / 9 / 13 / 15, the sparse grids falling first (3 parameters sparse, rare
-  multiplicative: 76 → 73 → 67 → 64 → 61%).  A full grid shows how the parameters combine, a sparse one
-  (the lines and three diagonal points) does not, so κ follows the share of the grid measured; its floor 1
-  keeps the unidentifiable sparse products narrower (κ = 0.29 there: ×50 wide and no better covered).
-  At the reported size and seeds (300 per case), cases outside 85–95% before → after: weak scaling 24 → 12
-  of 54 (93.3 → 90.3% overall), multi-parameter 11 → 8 of 32 (87.5 → 89.2%); at seed 7, 21 → 12 and
-  14 → 10 (κ = 2.5 at the reported seeds: 13 and 8 outside).
-  Tried and left out: a penalty on hypotheses whose RSS exceeds the best's by more than F0 times the
-  noise variance (F0 = 2..10, rate 0.1..0.3: the weak-scaling ±1% cases stayed at 96–99% while the
-  sparse grids fell to 62–67%); the search's levels of complexity in the multi-parameter criterion (every
-  case wider: 20–49 of 54 above 95% for κ = 2.5–1); two parameters' shapes replaced at once (3 × 3 pairs: coverage
-  lower, 19–22 of 54 outside: they crowd the farther alternatives out of the K = 12 kept; with K = 20
-  kept and κ = 2.5, 11 of 54 and 6 of 32 outside against 14 and 7 at seed 11, but every multi-parameter mixture 20
-  components instead of 12, which the intervals' cost follows); one degree of freedom per
-  parameter for the search in the residual variance (no change beyond ±0.4%).
+  (the ``coverage`` branch; now 2.5 and growing with the points, next item; scratch runs at 150 laws per case,
+  seeds 11 and 12, confirmed at the reported size and seeds, 300 per case).  Before, every refitted
+  alternative paid the coefficient price for the empty terms that pad a law to the table's width (their
+  columns were a second constant): against the chosen law each weighed 4–16 times less than its fit said, the
+  3-parameter multiplicative laws' true neighbours among them (covered 69–79%).  With the padding fixed and κ
+  = 1, weak scaling covered 94.9% with 31 of 54 cases above 95%, multi-parameter 90.9% with 9 of 32 above 95%
+  and 4 below 85%; κ = 1.5 / 2 / 2.5 / 3 on all grids: weak scaling 24 / 19 / 15 / 19 cases outside 85–95%,
+  multi-parameter 11 / 9 / 13 / 15, the sparse grids falling first (3 parameters sparse, rare multiplicative:
+  76 → 73 → 67 → 64 → 61%).  A full grid shows how the parameters combine, a sparse one (the lines and three
+  diagonal points) does not, so κ follows the share of the grid measured; its floor 1 keeps the unidentifiable
+  sparse products narrower (κ = 0.29 there: ×50 wide and no better covered). At the reported size and seeds
+  (300 per case), cases outside 85–95% before → after: weak scaling 24 → 12 of 54 (93.3 → 90.3% overall),
+  multi-parameter 11 → 8 of 32 (87.5 → 89.2%); at seed 7, 21 → 12 and 14 → 10 (κ = 2.5 at the reported seeds:
+  13 and 8 outside). Tried and left out: a penalty on hypotheses whose RSS exceeds the best's by more than F0
+  times the noise variance (F0 = 2..10, rate 0.1..0.3: the weak-scaling ±1% cases stayed at 96–99% while the
+  sparse grids fell to 62–67%); the search's levels of complexity in the multi-parameter criterion (every case
+  wider: 20–49 of 54 above 95% for κ = 2.5–1); two parameters' shapes replaced at once (3 × 3 pairs: coverage
+  lower, 19–22 of 54 outside: they crowd the farther alternatives out of the K = 12 kept; with K = 20 kept and
+  κ = 2.5, 11 of 54 and 6 of 32 outside against 14 and 7 at seed 11, but every multi-parameter mixture 20
+  components instead of 12, which the intervals' cost follows); one degree of freedom per parameter for the
+  search in the residual variance (no change beyond ±0.4%).
+* **Two factors replaced at once, 20 kept, κ = 2.5 × share × (n/25)^0.25, the lightest 0.5% pruned**
+  (:data:`PAIRED`, :data:`MULTI_KEEP`, :data:`MULTI_SHARPNESS`, :data:`SHARPNESS_GROWTH`, :data:`PRUNED_MASS`;
+  the ``coverage3`` branch).  Where the search read both factors of a product wrong (``p^(1/2)·size³`` for
+  ``p^(1/3)·size²``), no one-factor substitution reaches the truth; each pair of parameters now also gets its
+  3 × 3 best line shapes together (pairs holding the law's own shape repeat a one-factor substitution and
+  are not built), and 20 alternatives are kept so that they do not crowd out the one-factor ones.  More
+  alternatives widen the mixture, so κ rose to 2.5; on 125 points (3 parameters, full grid) the same
+  ratio of fits is stronger evidence (the likelihood ratio's exponent is n/2) and 20 kept pushed those
+  cases above 95%, so κ grows as (n/25)^0.25 (×1.5 there; the sparse designs stay at the floor).
+  Scratch runs (scored as the protocols score, 300 laws per case, weak scaling / multi-parameter cases
+  outside 85–95% at the protocols' seeds and at seed 7; before: 15, 15 / 8, 10): 20 kept, κ = 2.5, no
+  pairs 14, 9 / 9, 7; κ = 2.25 13, 11 / 9, 9; κ = 2.75 13, 11 / 9, 7; 16 kept 14, 12 / 10, 8; 20 kept, κ =
+  2.5, (n/25)^0.25 – / 7, 6 and ^0.5 – / 8, 8; with the 3 × 3 pairs 10, 8 / 7, 6 (adopted); pairs of the
+  2 best and of each best with the other's common shapes 11, 7 / 7, 8; 3 best with common shapes 8, 11 / –;
+  adopted pairs at κ = 2.75 13, 13 / –.  A mixture of 20 costs 20/12 of one of 12 in ``stdtr`` calls
+  (the intervals stage of ``bench/interval_speed.py --parameters 2``, 100,000 series: 11.3 → 22.2 s CPU,
+  loaded machine); the lightest alternatives weighing together at most 0.5% are left out of it
+  (:func:`pruned`: about 13 of 20 on that file, whose laws fit sharply; the 5% tails move within ±0.5%),
+  which moved each weak-scaling case's coverage by at most 1 point (3 series of 300) and its median width by
+  at most −6% (90.4 → 90.3% overall, the same cases outside, both seeds), and put the stage at 1.5 s against
+  2.2 s for 12 unpruned and 4.2 s for 20 (20,000 series of that file, ``OPENBLAS_NUM_THREADS=1``); on the
+  100,000 series, against main: intervals 11.1 → 7.0 s, alternatives 20.7 → 23.0 s, ``--json`` 55.4 → 55.7 s,
+  peak memory +540 MB (the wider table).
 * **A coefficient costs 4** (:data:`COEFFICIENT_PRICE`, the non-constancy threshold squared): growth
   terms fitting the noise of a constant must not weigh as much as the constant.  A constant measured
   at x = 2..32 with ±2% noise, interval at x = 128 (300 series): price 1 ×1.48 wide (×6.5 before
@@ -56,12 +78,14 @@ Settled by the coverage of 90% intervals at 4× the largest point (scratch runs;
   weighed; with them the mean coverage went 87.7 → 90.7 % (weak scaling) and 84.9 → 86.1 %
   (multi-parameter), and a hypothesis reached twice counts once.
 
-Where coverage stays outside 85–95% (reported with the tables, ``bench/README.md`` §15): laws of three
-parameters on the sparse grid whose product only the diagonal points show (74–82%; the structure is not
-identifiable from such a design), ``p^(1/3)·size²`` on the narrow span at ±5–10% noise (81–84%; the
-search reads p^(1/3) as log2 p or p^(1/4) and the one-factor substitutions do not reach back), and the sums
-at ±1% (95–98%: the span cannot tell ``size³ + log2 p`` from ``size^(8/3)·log2(size) + log2 p``, the
-search's parsimony picks the truth and the mixture keeps its neighbours).
+Where coverage stays outside 85–95% (reported with the tables, ``bench/README.md`` §15, "Two factors at
+once"; 10 and 8 of 54 weak-scaling cases, 7 and 6 of 32 multi-parameter ones at the two seeds): laws of three
+parameters on the sparse grid whose product only the diagonal points show (78–83%, ×15–45 wide; the
+structure is not identifiable from such a design), ``p^(1/3)·size²`` and ``size² + log2 p`` on the narrow
+span at ±5–10% noise with one repetition (83–85%; the span cannot separate the terms), and above 95% the
+sums at ±1% (96–99%: the span cannot tell ``size³ + log2 p`` from ``size^(8/3)·log2(size) + log2 p``, the
+search's parsimony picks the truth and the mixture keeps its neighbours), ``log2 p`` at ±10% and the
+2-parameter sparse partial laws (96–99%).
 """
 
 from __future__ import annotations
@@ -88,14 +112,26 @@ from pmkit.fitting.refinement import (
 from pmkit.intervals import AlternativeTable
 
 KEEP = 12
-"""Alternatives kept per series (the chosen law and the 11 heaviest others)."""
+"""Alternatives kept per series of one parameter (the chosen law and the 11 heaviest others)."""
+MULTI_KEEP = 20
+"""Alternatives kept per series of several parameters (the chosen law and the 19 heaviest others): room for the
+laws with two factors replaced at once (:data:`PAIRED`) beside those with one."""
 SHARPNESS = 1.25
 """κ: a hypothesis's weight is ``(crit_min / crit)^κ`` — how fast it falls as the fit gets worse (one
 parameter: every start-table hypothesis is weighed)."""
-MULTI_SHARPNESS = 2.25
-"""κ for several parameters on a full grid, where fewer, chosen alternatives are weighed (see
-:func:`multi_alternatives`); a design that measures a share of the grid gets κ times that share, never less
-than :data:`MULTI_SHARPNESS_FLOOR` (:func:`multi_sharpness`)."""
+MULTI_SHARPNESS = 2.5
+"""κ for several parameters on a full grid of :data:`REFERENCE_POINTS` points, where fewer, chosen alternatives
+are weighed (see :func:`multi_alternatives`); a design that measures a share of the grid gets κ times that
+share, more points κ times their ratio to the reference to the power :data:`SHARPNESS_GROWTH`, never less than
+:data:`MULTI_SHARPNESS_FLOOR` (:func:`multi_sharpness`)."""
+PRUNED_MASS = 0.005
+"""Per series of several parameters, the lightest alternatives weighing together at most this are left out of
+the mixture (:func:`pruned`): with 20 kept, about six of them, for a shift of the 5% tails within ±0.5%."""
+REFERENCE_POINTS = 25
+"""The design :data:`MULTI_SHARPNESS` is set for: a full grid of two parameters, five values each."""
+SHARPNESS_GROWTH = 0.25
+"""How κ grows with the points measured (``(n / 25)^0.25``: 1.5 times sharper on 125 points): the same ratio of
+relative RSS is stronger evidence on more points (the likelihood ratio's exponent is n/2), tempered as κ is."""
 MULTI_SHARPNESS_FLOOR = 1.0
 """The flattest κ for several parameters (a sparse design: what only the diagonal shows stays open)."""
 CHUNK_VALUES = 4_000_000
@@ -296,6 +332,10 @@ COEFFICIENT_PRICE = 4.0
 """A hypothesis's criterion is multiplied by this per coefficient beyond the constant: the search's own
 price of growth (the non-constancy threshold 2 on the error, squared), so noise fitted by an extra term
 does not outweigh the simpler law."""
+PAIRED = 3
+"""Per parameter of a multi-parameter law, the line's best shapes tried in its place together with another
+parameter's best (:func:`_pair_variants`, 3 × 3 per pair of parameters): the search can read both factors
+wrong (``p^(1/2)·size³`` for ``p^(1/3)·size²``), and one factor replaced at a time does not reach back."""
 ADDITIONS = 2
 """Per parameter a multi-parameter law does not use, the line's best shapes tried as an added term or factor."""
 COMMON_EXPONENTS: tuple[tuple[Fraction, Fraction], ...] = ((Fraction(1), Fraction(0)), (Fraction(2), Fraction(0)),
@@ -333,7 +373,7 @@ def multi_alternatives(parameters: tuple[str, ...], points: np.ndarray, Y: np.nd
     with every term multiplied by it; each refitted by relative least squares on all the points.
     """
     additions = additions or {}
-    keep = KEEP if keep is None else keep
+    keep = MULTI_KEEP if keep is None else keep
     temperature = multi_sharpness(points) if temperature is None else temperature
     count, n = Y.shape
     n_params = alpha.shape[1]
@@ -368,6 +408,9 @@ def multi_alternatives(parameters: tuple[str, ...], points: np.ndarray, Y: np.nd
             b[:, uses, p] = shapes[:, m, 1][:, None]
             variants_a.append(a)
             variants_b.append(b)
+    for a, b in _pair_variants(alpha, beta, substitutes):
+        variants_a.append(a)
+        variants_b.append(b)
     A, B = np.stack(variants_a, axis=1), np.stack(variants_b, axis=1)  # rows × K × T × P
     out = AlternativeTable(parameters, A, B, np.zeros((count, A.shape[1], 1 + terms)),
                            np.zeros((count, A.shape[1], 1 + terms, 1 + terms)), np.zeros((count, A.shape[1])),
@@ -421,34 +464,87 @@ def multi_alternatives(parameters: tuple[str, ...], points: np.ndarray, Y: np.nd
     weight = np.exp(log_w[r, order] - log_w[r, order].max(axis=1, keepdims=True))
     weight = np.where(np.isfinite(weight), weight, 0.0)
     weight /= np.where(weight.sum(axis=1, keepdims=True) > 0, weight.sum(axis=1, keepdims=True), 1.0)
+    weight = pruned(weight)
     scale = largest[:, 0]
     return AlternativeTable(parameters, A[r, order], B[r, order], fitted[r, order] * scale[:, None, None],
                             cov_unit[r, order] * (var[r, order] * (scale * scale)[:, None])[:, :, None, None],
                             df[r, order].astype(float), weight)
 
 
+def _pair_variants(alpha: np.ndarray, beta: np.ndarray, substitutes: dict[int, np.ndarray]
+                   ) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The law (``alpha``, ``beta``: rows × terms × parameters) with two parameters' factors replaced at once:
+    for each pair of parameters in ``substitutes``, each one's :data:`PAIRED` best line shapes (the first
+    entries of ``substitutes[p]``, :func:`ranked_shapes`' order) with the other's; a pair equal to the law or
+    to a one-factor substitution is a repeat and counts once (:func:`multi_alternatives`)."""
+    out: list[tuple[np.ndarray, np.ndarray]] = []
+    uses = {p: (alpha[0, :, p] != 0) | (beta[0, :, p] != 0) for p in substitutes}
+    # a line's best shape is often the law's own in every row: paired, it repeats a one-factor substitution
+    fresh = {p: [m for m in range(min(PAIRED, shapes.shape[1]))
+                 if not uses[p].any() or not ((shapes[:, m, 0] == alpha[0, uses[p], p][0])
+                                              & (shapes[:, m, 1] == beta[0, uses[p], p][0])).all()]
+             for p, shapes in substitutes.items()}
+    params = sorted(substitutes)
+    for i, p in enumerate(params):
+        for q in params[i + 1:]:
+            for m in fresh[p]:
+                for n in fresh[q]:
+                    a, b = np.array(alpha), np.array(beta)
+                    a[:, uses[p], p], b[:, uses[p], p] = substitutes[p][:, m, 0, None], substitutes[p][:, m, 1, None]
+                    a[:, uses[q], q], b[:, uses[q], q] = substitutes[q][:, n, 0, None], substitutes[q][:, n, 1, None]
+                    out.append((a, b))
+    return out
+
+
+def pruned(weight: np.ndarray, mass: float | None = None) -> np.ndarray:
+    """``weight`` (rows × alternatives, each row summing to 1) with, per row, its lightest alternatives set to 0
+    as long as together they weigh at most ``mass`` (:data:`PRUNED_MASS`), the rest scaled to sum to 1 again;
+    alternative 0 (the chosen law) is always kept.  The mixture's distribution function moves by at most
+    ``mass`` anywhere, so a 5% tail's bound lies between the full mixture's 5 ± 0.5% quantiles; a weight of 0
+    costs the interval nothing (:func:`pmkit.fitting.kernels.mixture_terms` skips it)."""
+    mass = PRUNED_MASS if mass is None else mass
+    if weight.size == 0 or mass <= 0:
+        return weight
+    order = np.argsort(weight[:, 1:], axis=1, kind="stable") + 1
+    light = np.take_along_axis(weight, order, axis=1)
+    drop = np.cumsum(light, axis=1) <= mass
+    out = np.array(weight)
+    np.put_along_axis(out, order, np.where(drop, 0.0, light), axis=1)
+    total = out.sum(axis=1, keepdims=True)
+    return out / np.where(total > 0, total, 1.0)
+
+
 def multi_sharpness(points: np.ndarray) -> float:
     """κ of a multi-parameter law measured at ``points``: :data:`MULTI_SHARPNESS` times the share of the
-    full grid measured (:func:`grid_share`), at least :data:`MULTI_SHARPNESS_FLOOR` — where the design
-    shows every combination of the parameters' values, a law that fits worse is told apart; where it shows
-    the lines and a diagonal, how the parameters combine is not."""
-    return max(MULTI_SHARPNESS * grid_share(points), MULTI_SHARPNESS_FLOOR)
+    full grid measured (:func:`grid_share`) times ``(n / REFERENCE_POINTS)^SHARPNESS_GROWTH`` for ``n`` distinct
+    points, at least :data:`MULTI_SHARPNESS_FLOOR` — where the design shows every combination of the
+    parameters' values, a law that fits worse is told apart, the more surely the more points show it; where
+    it shows the lines and a diagonal, how the parameters combine is not."""
+    share, distinct = _grid_layout(points)
+    growth = (distinct / REFERENCE_POINTS) ** SHARPNESS_GROWTH if distinct else 1.0
+    return max(MULTI_SHARPNESS * share * growth, MULTI_SHARPNESS_FLOOR)
 
 
 def grid_share(points: np.ndarray) -> float:
     """The share of the full grid (every combination of the parameters' measured values) that holds a
     measurement: 1 for a full grid, 12/25 and 16/125 for the sparse designs of two and three parameters."""
+    return _grid_layout(points)[0]
+
+
+def _grid_layout(points: np.ndarray) -> tuple[float, int]:
+    """:func:`grid_share` and the number of distinct points (0 where there are none)."""
     points = np.ascontiguousarray(points, dtype=float)
     if points.ndim != 2 or len(points) == 0:
-        return 1.0
-    return _grid_share(points.tobytes(), points.shape[1])
+        return 1.0, 0
+    return _grid_layout_of(points.tobytes(), points.shape[1])
 
 
 @lru_cache(maxsize=64)
-def _grid_share(points: bytes, width: int) -> float:
+def _grid_layout_of(points: bytes, width: int) -> tuple[float, int]:
     grid = np.frombuffer(points, dtype=float).reshape(-1, width)
     full = float(np.prod([len(np.unique(grid[:, p])) for p in range(width)]))
-    return len(np.unique(grid, axis=0)) / full
+    distinct = len(np.unique(grid, axis=0))
+    return distinct / full, distinct
 
 
 def smallest(values: np.ndarray, count: int) -> np.ndarray:

@@ -630,6 +630,9 @@ def _mixture_terms_loop(weight, positive, center, spread, df, rows, q, log_q, ou
         r = rows[i]
         at_log = log_q[i] if q[i] > 0 else -np.inf
         for k in range(weight.shape[1]):
+            if weight[r, k] == 0:  # no part in the mixture (pruned, or no alternative)
+                out[i, k] = 0.0
+                continue
             at = at_log if positive[r, k] else q[i]
             if spread[r, k] > 0:
                 z = (at - center[r, k]) / spread[r, k]
@@ -647,7 +650,7 @@ def _mixture_terms_numpy(weight, positive, center, spread, df, rows, q, log_q, o
         at = np.where(positive, np.where(q > 0, log_q, -np.inf), q)
         z = (at - center) / np.where(spread > 0, spread, 1.0)
         z = np.where(spread > 0, z, np.where(at >= center, np.inf, -np.inf))
-    out[:] = weight[rows] * stdtr(df[rows], z)
+    out[:] = np.where(weight[rows] == 0, 0.0, weight[rows] * stdtr(df[rows], z))
 
 
 def mixture_terms(weight: np.ndarray, positive: np.ndarray, center: np.ndarray, spread: np.ndarray,

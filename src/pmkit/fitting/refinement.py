@@ -157,6 +157,9 @@ class RefineSettings:
     mixed_level: int = 1
     log_level: int = 2
     """Levels each whole log factor beyond the first pays (``log2²(x)``, ``x·log2²(x)``)."""
+    third_level: int = 2
+    """Levels an exponent with denominator 3 pays (the rule's denominator minus 1); the multi-parameter modeler
+    reads a line again with 1, as a half pays (:meth:`pmkit.modelers.multiparam._Search.thirds`)."""
     noise_parsimony: float = 1.0
     """Hypotheses whose fits differ from the accepted one by at most this many times the noise (RMS,
     relative) are indistinguishable from it, and the simplest of them wins (0: off); see
@@ -326,20 +329,21 @@ class StartTable:
 
 
 def level_of(slices: np.ndarray, num: np.ndarray, den: np.ndarray, mixed_level: int,
-             log_level: int = 0) -> np.ndarray:
-    """How complex each hypothesis is: denominator minus 1, plus ``mixed_level`` for ``x^α·log2^β(x)``,
-    plus ``log_level`` for each whole log factor beyond the first (``log2²(x)``, ``x·log2²(x)``)."""
+             log_level: int = 0, third_level: int = 2) -> np.ndarray:
+    """How complex each hypothesis is: denominator minus 1 (``third_level`` for a third), plus ``mixed_level`` for
+    ``x^α·log2^β(x)``, plus ``log_level`` for each whole log factor beyond the first (``log2²(x)``, ``x·log2²(x)``)."""
     slices, num, den = np.asarray(slices), np.asarray(num), np.asarray(den)
     mixed = (slices == 1) | (slices == 2)
     extra_logs = np.where(slices == 2, 1, np.where(slices == 3, np.maximum(num // np.maximum(den, 1) - 1, 0), 0))
     # powers beyond x³ pay a level per unit above 3 (growing slices only)
     powers = np.where(slices < 3, np.maximum(-(-num // np.maximum(den, 1)) - HIGH_POWER, 0), 0)
-    return (den - 1) + np.where(mixed & (num > 0), mixed_level, 0) + log_level * extra_logs + HIGH_POWER_LEVEL * powers
+    return (np.where(den == 3, third_level, den - 1) + np.where(mixed & (num > 0), mixed_level, 0)
+            + log_level * extra_logs + HIGH_POWER_LEVEL * powers)
 
 
 @lru_cache(maxsize=32)
 def start_table(order: int, log_terms: bool, mixed_level: int, slices: tuple[int, ...] | None = None,
-                log_level: int = 0) -> StartTable:
+                log_level: int = 0, third_level: int = 2) -> StartTable:
     """Every exponent with denominator ≤ ``order`` on each of ``slices`` (default: the growing slices
     0–3, only β = 0 without ``log_terms``; the falling slice 4 is asked for by name)."""
     rows = []
@@ -356,7 +360,7 @@ def start_table(order: int, log_terms: bool, mixed_level: int, slices: tuple[int
     slice_ids = np.array([r[0] for r in rows], dtype=np.int64)
     num = np.array([r[1].numerator for r in rows], dtype=np.int64)
     den = np.array([r[1].denominator for r in rows], dtype=np.int64)
-    level = level_of(slice_ids, num, den, mixed_level, log_level)
+    level = level_of(slice_ids, num, den, mixed_level, log_level, third_level)
     order_by = np.argsort(level, kind="stable")
     lower = np.array([[r[2].numerator, r[2].denominator] for r in rows], dtype=np.int64).reshape(-1, 2)
     upper = np.array([[r[3].numerator, r[3].denominator] for r in rows], dtype=np.int64).reshape(-1, 2)
@@ -449,7 +453,8 @@ def _refine_unit(x: np.ndarray, Y: np.ndarray, settings: RefineSettings | None) 
     # slice, for the series that may fall)
     growing_slices = (0, 1, 2, 3) if log_terms else (0,)
     table = start_table(1 if negative else settings.table_denominator, log_terms, settings.mixed_level,
-                        growing_slices + ((FALLING_SLICE,) if fall.any() else ()), settings.log_level)
+                        growing_slices + ((FALLING_SLICE,) if fall.any() else ()), settings.log_level,
+                        settings.third_level)
     stats = basis_stats(basis_rows(x, table.slices, table.num, table.den))
     penalty = _penalty(table.level, settings.acceptance)
     on_falling = table.slices == FALLING_SLICE
@@ -497,7 +502,8 @@ def _refine_unit(x: np.ndarray, Y: np.ndarray, settings: RefineSettings | None) 
         uniq, inverse = np.unique(keys[has], return_inverse=True)
         u_slices, u_num, u_den = _unkey(uniq)
         u_stats = basis_stats(basis_rows(x, u_slices, u_num, u_den))
-        u_pen = _penalty(level_of(u_slices, u_num, u_den, settings.mixed_level, settings.log_level),
+        u_pen = _penalty(level_of(u_slices, u_num, u_den, settings.mixed_level, settings.log_level,
+                                  settings.third_level),
                          settings.acceptance)
         table_idx = np.full(keys.shape, -1, dtype=np.int64)
         table_idx[has] = inverse.reshape(-1)
@@ -582,7 +588,7 @@ def _simplest_within_noise(x: np.ndarray, Ys: np.ndarray, weights: np.ndarray, a
     n = x.size
     if n <= 2:
         return
-    levels = level_of(acc[:, 0], acc[:, 1], acc[:, 2], settings.mixed_level, settings.log_level)
+    levels = level_of(acc[:, 0], acc[:, 1], acc[:, 2], settings.mixed_level, settings.log_level, settings.third_level)
     rows = np.flatnonzero(np.isfinite(acc_crit) & (levels > 0) & (acc[:, 2] > PARSIMONY_DENOMINATOR))
     if rows.size == 0:
         return
