@@ -7,6 +7,7 @@ Usage::
     python bench/end_to_end.py --quick                     # 10,000 series instead of 100,000 / 1,000,000
     python bench/end_to_end.py --reference-rev 465a265     # the code whose models must come out unchanged
     python bench/end_to_end.py --before                    # model --json, show, show --json: reference vs HEAD
+    python bench/end_to_end.py --before --parameters 2 --only model --rounds 2   # the two-parameter file
 
 Inputs are Extra-P text files written here from :func:`synthetic.speed_batch` (seed 7): one
 parameter at x = 2..32 (5 points) and two parameters on the 5×5 grid, call paths
@@ -222,26 +223,33 @@ def stage_lines(marks: dict) -> list[str]:
     return [line(f"  {name}", m) for name, m in marks.items()] + [line("  sum of stages", total)]
 
 
-def before_after(rev: str, path: Path, n: int, rounds: int = 3) -> int:
-    """``pmkit model --json``, ``pmkit show`` and ``pmkit show --json`` on ``path`` by the code at ``rev``
-    (bytecode compiled, as for HEAD) and by HEAD, alternately; the best wall and CPU seconds of ``rounds``."""
+def before_after(rev: str, path: Path, n: int, rounds: int = 3, parameters: int = 1,
+                 only: tuple[str, ...] = ("model --json", "show", "show --json")) -> int:
+    """``pmkit model --json``, ``pmkit show`` and ``pmkit show --json`` (those named in ``only``) on ``path`` by
+    the code at ``rev`` (bytecode compiled, as for HEAD) and by HEAD, alternately; the best wall and CPU seconds
+    of ``rounds``, and each run's."""
     reference_models(rev, path)  # unpacks the reference's source
     source = CACHE / f"src-{rev}" / "src"
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(source)], check=True, env=ENV,
                    stdout=subprocess.DEVNULL)
     commands = {"model --json": ["model", str(path), "--json", "--out", os.devnull], "show": ["show", str(path)],
                 "show --json": ["show", str(path), "--json"]}
+    commands = {label: command for label, command in commands.items() if label in only}
     best: dict[tuple[str, str], tuple[float, float]] = {}
+    runs: dict[tuple[str, str], list[str]] = {}
     for _ in range(rounds):
         for label, command in commands.items():
             for who, env in ((rev, {**ENV, "PYTHONPATH": str(source)}), ("HEAD", ENV)):
                 result = run([sys.executable, "-m", "pmkit.cli", *command], env=env)
                 wall, cpu = best.get((label, who), (math.inf, math.inf))
                 best[(label, who)] = (min(wall, result["wall"]), min(cpu, result["cpu"]))
-    print(f"\n{n:,} one-parameter series, best of {rounds}; load {os.getloadavg()[0]:.1f} after the runs")
+                runs.setdefault((label, who), []).append(f"{result['wall']:.2f}/{result['cpu']:.2f}")
+    kind = "one-parameter" if parameters == 1 else f"{parameters}-parameter"
+    print(f"\n{n:,} {kind} series, best of {rounds}; load {os.getloadavg()[0]:.1f} after the runs")
     for label in commands:
         (bw, bc), (aw, ac) = best[(label, rev)], best[(label, "HEAD")]
-        print(f"  {label:14} {rev}: {bw:5.2f} s wall {bc:5.2f} s cpu    HEAD: {aw:5.2f} s wall {ac:5.2f} s cpu")
+        print(f"  {label:14} {rev}: {bw:5.2f} s wall {bc:5.2f} s cpu    HEAD: {aw:5.2f} s wall {ac:5.2f} s cpu"
+              f"    (each run, wall/cpu: {' '.join(runs[(label, rev)])} | {' '.join(runs[(label, 'HEAD')])})")
     return 0
 
 
@@ -255,7 +263,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-million", action="store_true", help="leave out the 1,000,000-series memory run")
     parser.add_argument("--folder", type=Path, default=CACHE / "inputs", help="where the inputs are kept")
     parser.add_argument("--before", action="store_true", help="only time model --json, show and show --json on "
-                        "the one-parameter file with the code at --reference-rev and at HEAD, alternately (best of 3)")
+                        "the file of --parameters with the code at --reference-rev and at HEAD, alternately (best of "
+                        "--rounds)")
+    parser.add_argument("--parameters", type=int, choices=(1, 2), default=1, help="with --before: the one- or "
+                        "two-parameter file (default 1)")
+    parser.add_argument("--rounds", type=int, default=3, help="with --before: runs of each command and code")
+    parser.add_argument("--only", nargs="+", choices=("model", "show", "show-json"), help="with --before: these "
+                        "commands alone (model --json, show, show --json; default all three)")
     args = parser.parse_args(argv)
     large = 10_000 if args.quick else 100_000
     million = 20_000 if args.quick else 1_000_000
@@ -269,7 +283,10 @@ def main(argv: list[str] | None = None) -> int:
           f"on {os.cpu_count()} CPUs (wall figures provisional on a shared machine)", flush=True)
     pmkit = [sys.executable, "-m", "pmkit.cli"]
     if args.before:
-        return before_after(rev, input_file(args.folder, large, 1), large)
+        names = {"model": "model --json", "show": "show", "show-json": "show --json"}
+        only = tuple(names[o] for o in args.only) if args.only else tuple(names.values())
+        return before_after(rev, input_file(args.folder, large, args.parameters), large, args.rounds,
+                            args.parameters, only)
     rates: dict[str, tuple[float, float]] = {}
     """Series per second of wall-clock time and per CPU-second, by case."""
     out = args.folder / "out"

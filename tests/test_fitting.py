@@ -503,3 +503,59 @@ def test_refinement_numba_equals_numpy_on_strong_scaling(monkeypatch: pytest.Mon
         np.testing.assert_array_equal(getattr(fast, name), getattr(slow, name))
     np.testing.assert_allclose(fast.c1, slow.c1, rtol=1e-9)
     np.testing.assert_allclose(fast.c2, slow.c2, rtol=1e-9)
+
+
+
+def _awkward_values(points: int) -> tuple[np.random.Generator, np.ndarray]:
+    """Positive values spread over decades, with a row of zeros, a NaN, a row zero but for one point and a
+    negative row: the cases the kernels of the combination step must treat as numpy does."""
+    rng = np.random.default_rng(points)
+    Y = np.exp(rng.normal(0, 2, (400, points)))
+    Y[0], Y[1, 0], Y[2, 1:], Y[3] = 0.0, np.nan, 0.0, -Y[3]
+    return rng, Y
+
+
+@pytest.mark.parametrize("points", [5, 25, 150])
+def test_design_errors_kernel_equals_numpy(points) -> None:
+    rng, Y = _awkward_values(points)
+    predicted = Y * rng.normal(1, 0.1, Y.shape)
+    predicted[5, 2], predicted[6, 3] = np.inf, np.nan
+    leverage = rng.uniform(0, 1, (7, points))
+    leverage[3, 0] = 1.0  # leave-one-out undefined at that point
+    leverage[4] = 1 - 1e-13
+    local = rng.integers(0, 7, len(Y))
+    fast = kernels.design_errors(Y, predicted, leverage, local, use_numba=True)
+    slow = kernels.design_errors(Y, predicted, leverage, local, use_numba=False)
+    for a, b in zip(fast, slow, strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert np.isfinite(slow[1]).mean() > 0.5 and (slow[1][local == 4] == 200.0).all()
+
+
+@pytest.mark.parametrize("points", [5, 25, 150])
+def test_fit_errors_kernel_equals_numpy(points) -> None:
+    rng, Y = _awkward_values(points)
+    predicted = Y * rng.normal(1, 0.1, Y.shape)
+    predicted[5, 2], predicted[6, 3], predicted[0, 1] = np.inf, np.nan, 1.0
+    fast = kernels.fit_errors(Y, predicted, use_numba=True)
+    slow = kernels.fit_errors(Y, predicted, use_numba=False)
+    for a, b in zip(fast, slow, strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert np.isfinite(slow[1][7:]).all() and slow[0][5] >= 200 / points  # the infinite prediction counts 200
+
+
+@pytest.mark.parametrize("points", [5, 25])
+def test_contributions_kernel_equals_numpy(points) -> None:
+    rng, Y = _awkward_values(points)
+    designs = np.exp(rng.normal(0, 1, (7, points, 3)))
+    designs[:, :, 0] = 1.0
+    designs[1, :, 2] = 0.0  # a term that is zero everywhere contributes nothing
+    designs[2, -1, 1] = np.inf
+    coefficients = rng.normal(0, 1, (len(Y), 3))
+    coefficients[::5, 1] = 0.0
+    coefficients[7, 2] = np.nan
+    coefficients[::3] *= 1e-4
+    local = rng.integers(0, 7, len(Y))
+    fast = kernels.contributions(Y, coefficients, designs, local, 5e-4, use_numba=True)
+    slow = kernels.contributions(Y, coefficients, designs, local, 5e-4, use_numba=False)
+    np.testing.assert_array_equal(fast, slow)
+    assert 0.2 < slow.mean() < 0.9 and not slow[local == 1].any() and not slow[::5].any()

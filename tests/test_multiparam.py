@@ -389,6 +389,8 @@ def test_a_sparse_grid_keeps_one_factor_per_parameter() -> None:
     assert all(len(factors_of(m.function, name)) <= 1 for m in models for name in ("x", "y"))
     truth = law(np.array([[256.0, 256.0]]))[0]
     assert np.mean([not 0.5 <= m.function.evaluate([256.0, 256.0]) / truth <= 2 for m in models]) <= 0.38
+
+
 def test_a_mixed_line_law_is_read_again_as_a_power() -> None:
     # issue 18: on lines averaged over y, x^(4/3) fits like x·log2 x, which costs a level less than a third;
     # read again without that discount and judged on all the points, x^(4/3) in 95% of these and a mixed
@@ -417,3 +419,14 @@ def test_a_third_on_a_narrow_span_is_read_again_with_thirds_priced_as_halves() -
     p_laws = [{(f.exponent, f.log_exponent) for t in m.function.terms for f in t.factors if f.parameter == "p"}
               for m in models]
     assert np.mean([law == {(F(1, 3), F(0))} for law in p_laws]) >= 0.45
+
+
+def test_f_critical_equals_scipy_stats_upper_point() -> None:
+    from scipy.stats import f
+
+    from pmkit.modelers.multiparam import _f_critical
+
+    d1, d2 = np.meshgrid(np.arange(1, 8), np.arange(1, 400))
+    for level in (0.01, 0.05):
+        np.testing.assert_array_equal(_f_critical(level, d1, d2), f.isf(level, d1, d2))
+    assert _f_critical(0.05, np.array([1]), np.array([20]))[0] > _f_critical(0.05, np.array([1]), np.array([200]))[0]

@@ -19,13 +19,14 @@ numpy version that is the reference and the fallback. ``PMKIT_NO_NUMBA=1`` force
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
 from itertools import pairwise
 from typing import Any
 
 import numpy as np
 
-from pmkit.fitting.leastsquares import DEGENERATE, loo_predictions, rowwise, smape
+from pmkit.fitting.leastsquares import DEGENERATE, loo_predictions, relative_rss, rowwise, smape
 
 NO_NUMBA_ENV = "PMKIT_NO_NUMBA"
 SLICES = 5
@@ -843,4 +844,168 @@ def repeated_hypotheses(A: np.ndarray, B: np.ndarray, *, use_numba: bool | None 
         _jit("repeated_hypotheses", _repeated_loop)(*args)
     else:
         _repeated_numpy(*args)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# design_errors and contributions: the multi-parameter combination step (pmkit.modelers.multiparam), where
+# each series is fitted on its own design of a stack (designs × points × columns; row i on designs[local[i]])
+
+
+def _design_errors_loop(Y, predicted, leverage, local, degenerate, rss, loo_smape):
+    count, n = Y.shape
+    squares = np.empty(n)
+    ratio = np.empty(n)
+    stack = (np.empty(64, np.int64), np.empty(64, np.int64), np.zeros(64, np.bool_), np.empty(64))
+    for s in range(count):
+        g = local[s]
+        for j in range(n):
+            y, p = Y[s, j], predicted[s, j]
+            r = y - p
+            squares[j] = r * r
+            room = 1.0 - leverage[g, j]
+            loo = y - r / room if room > degenerate else np.inf
+            total = abs(y) + abs(loo)
+            value = 2.0 * abs(y - loo) / total if total > 0 else 0.0
+            ratio[j] = value if np.isfinite(loo) else 2.0
+        rss[s] = _PAIRWISE(squares, 0, n, stack)
+        loo_smape[s] = 100.0 * (_PAIRWISE(ratio, 0, n, stack) / n)
+
+
+def _design_errors_numpy(Y, predicted, leverage, local, degenerate, rss, loo_smape):
+    residual = Y - predicted
+    rss[:] = (residual * residual).sum(axis=1)
+    loo_smape[:] = smape(Y, loo_predictions(Y, predicted, leverage[local]))
+
+
+def _numba_loaded() -> bool:
+    """Whether the combination step's loops run compiled: where numba is already imported (the refining search
+    loads it for large batches, :func:`pmkit.fitting.refinement.compiled_kernels`) and not disabled.  Their
+    twins are equal to the last bit, so this only moves time: a small batch does not pay numba's import."""
+    return "numba" in sys.modules and numba_enabled()
+
+
+def design_errors(Y: np.ndarray, predicted: np.ndarray, leverage: np.ndarray, local: np.ndarray, *,
+                  use_numba: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The residual sum of squares and the leave-one-out SMAPE of every row of ``Y`` fitted as ``predicted`` on
+    the design ``local[row]`` of a stack whose hat-matrix diagonals are ``leverage`` (designs × points).
+
+    One pass per row, without the rows × points temporaries of the numpy version (the leverages gathered per
+    row, ``1 - h``, the leave-one-out predictions, the SMAPE's ratios), which is the reference and equal to the
+    last bit (:func:`_pairwise_sum` sums as numpy does): the numpy version was a third of the two-parameter
+    combination step's fits (``bench/README.md`` §12)."""
+    count = len(Y)
+    rss, loo_smape = np.empty(count), np.empty(count)
+    args = (np.ascontiguousarray(Y, dtype=float), np.ascontiguousarray(predicted, dtype=float),
+            np.ascontiguousarray(leverage, dtype=float), np.ascontiguousarray(local, dtype=np.int64), DEGENERATE,
+            rss, loo_smape)
+    if _numba_loaded() if use_numba is None else use_numba:
+        global _PAIRWISE
+        if _PAIRWISE is None:
+            _PAIRWISE = _jit("pairwise_sum", _pairwise_sum)
+        run_rows(_jit("design_errors", _design_errors_loop), count, args,
+                 (True, True, False, True, False, True, True))
+    else:
+        _design_errors_numpy(*args)
+    return rss, loo_smape
+
+
+def _fit_errors_loop(Y, predicted, in_sample, relative):
+    count, n = Y.shape
+    ratio = np.empty(n)
+    squares = np.empty(n)
+    stack = (np.empty(64, np.int64), np.empty(64, np.int64), np.zeros(64, np.bool_), np.empty(64))
+    for s in range(count):
+        for j in range(n):
+            y, p = Y[s, j], predicted[s, j]
+            total = abs(y) + abs(p)
+            value = 2.0 * abs(y - p) / total if total > 0 else 0.0
+            ratio[j] = value if np.isfinite(p) else 2.0
+            r = (y - p) / (y if y != 0 else 1.0)
+            squares[j] = r * r
+        in_sample[s] = 100.0 * (_PAIRWISE(ratio, 0, n, stack) / n)
+        relative[s] = _PAIRWISE(squares, 0, n, stack)
+
+
+def _fit_errors_numpy(Y, predicted, in_sample, relative):
+    in_sample[:] = smape(Y, predicted)
+    relative[:] = relative_rss(Y, predicted)
+
+
+def fit_errors(Y: np.ndarray, predicted: np.ndarray, *, use_numba: bool | None = None
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """The in-sample SMAPE (:func:`~pmkit.fitting.leastsquares.smape`) and the relative residual sum of squares
+    (:func:`~pmkit.fitting.leastsquares.relative_rss`) of every row of ``Y`` fitted as ``predicted``: one pass
+    per row instead of numpy's five rows × points temporaries, equal to the last bit."""
+    count = len(Y)
+    in_sample, relative = np.empty(count), np.empty(count)
+    args = (np.ascontiguousarray(Y, dtype=float), np.ascontiguousarray(predicted, dtype=float), in_sample, relative)
+    if _numba_loaded() if use_numba is None else use_numba:
+        global _PAIRWISE
+        if _PAIRWISE is None:
+            _PAIRWISE = _jit("pairwise_sum", _pairwise_sum)
+        run_rows(_jit("fit_errors", _fit_errors_loop), count, args, (True, True, True, True))
+    else:
+        _fit_errors_numpy(*args)
+    return in_sample, relative
+
+
+def _contributions_loop(Y, coefficients, designs, local, minimum, out):
+    count, n = Y.shape
+    terms = coefficients.shape[1] - 1
+    for s in range(count):
+        g = local[s]
+        every = True
+        for k in range(terms):
+            c = coefficients[s, k + 1]
+            if c == 0:
+                every = False
+                break
+            largest = 0.0
+            for j in range(n):
+                value = abs(Y[s, j])
+                if value == 0:  # the share is inf or NaN: counts 0 (numba's division by zero would raise)
+                    continue
+                share = abs(c * designs[g, j, k + 1]) / value
+                if np.isfinite(share) and share > largest:
+                    largest = share
+            if not largest >= minimum:
+                every = False
+                break
+        out[s] = every
+
+
+def _contributions_numpy(Y, coefficients, designs, local, minimum, out):
+    for start in range(0, len(Y), CONTRIBUTION_CHUNK):
+        part = slice(start, start + CONTRIBUTION_CHUNK)
+        coefs = coefficients[part, 1:]
+        with np.errstate(all="ignore"):
+            terms = designs[local[part]][:, :, 1:]  # chunk × points × terms, in memory order
+            share = np.abs(coefs[:, None, :] * terms)
+            share /= np.abs(Y[part])[:, :, None]
+            share[~np.isfinite(share)] = 0.0
+        out[part] = ((share.max(axis=1) >= minimum) & (coefs != 0)).all(axis=1)
+
+
+CONTRIBUTION_CHUNK = 20_000
+"""Rows per chunk of the numpy :func:`contributions` (bounds the gathered designs' memory)."""
+
+
+def contributions(Y: np.ndarray, coefficients: np.ndarray, designs: np.ndarray, local: np.ndarray, minimum: float,
+                  *, use_numba: bool | None = None) -> np.ndarray:
+    """Per row of ``Y`` (fitted with ``coefficients`` on the design ``local[row]`` of ``designs``, designs ×
+    points × columns, the constant first), whether every term's coefficient is non-zero and the term makes
+    at least ``minimum`` of ``|y|`` at some point (non-finite shares count 0).
+
+    The loop reads each design in place and stops at the first term that fails, where the numpy version (the
+    reference, equal in every row) gathers a rows × points × terms block: it was a fifth of the two-parameter
+    modeling, on threads (``bench/README.md`` §12)."""
+    out = np.empty(len(Y), dtype=bool)
+    args = (np.ascontiguousarray(Y, dtype=float), np.ascontiguousarray(coefficients, dtype=float),
+            np.ascontiguousarray(designs, dtype=float), np.ascontiguousarray(local, dtype=np.int64), float(minimum),
+            out)
+    if _numba_loaded() if use_numba is None else use_numba:
+        run_rows(_jit("contributions", _contributions_loop), len(Y), args, (True, True, False, True, False, True))
+    else:
+        run_rows(_contributions_numpy, len(Y), args, (True, True, False, True, False, True))
     return out

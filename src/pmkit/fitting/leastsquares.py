@@ -76,6 +76,14 @@ def smape(Y: np.ndarray, predicted: np.ndarray) -> np.ndarray:
     return 100.0 * np.ascontiguousarray(ratio).mean(axis=-1)
 
 
+def relative_rss(Y: np.ndarray, predicted: np.ndarray) -> np.ndarray:
+    """Per row, the sum of squared relative residuals ``((y - ŷ) / y)²`` (``y = 0`` divides by 1).  Each row is
+    summed on its own (a contiguous row, numpy's pairwise order), so rows computed together or apart agree."""
+    with np.errstate(all="ignore"):
+        relative = (Y - predicted) / np.where(Y != 0, Y, 1.0)
+    return (relative * relative).sum(axis=1)
+
+
 def loo_predictions(Y: np.ndarray, predicted: np.ndarray, leverage: np.ndarray) -> np.ndarray:
     """Leave-one-out predictions ``y - r / (1 - h)`` from in-sample residuals; inf where ``h ≈ 1``."""
     with np.errstate(all="ignore"):

@@ -211,6 +211,7 @@ search of the time (integer start; the widened start table and relative-error se
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -221,12 +222,13 @@ import numpy as np
 
 from pmkit.constraints import Constraint
 from pmkit.fitting.alternatives import COMMON_EXPONENTS
+from pmkit.fitting.kernels import contributions, design_errors, fit_errors
 from pmkit.fitting.leastsquares import (
     DesignFit,
     adjusted_r2,
     fit_design,
     left_inverses,
-    loo_predictions,
+    relative_rss,
     rowwise,
     smape,
 )
@@ -445,15 +447,22 @@ def _factor_column(points: np.ndarray, shape: Shape, columns: dict | None) -> np
     return col
 
 
+@functools.lru_cache(maxsize=4096)
+def _fraction(numerator: int, denominator: int) -> Fraction:
+    """``Fraction(numerator, denominator)``, made once per exponent: the search asks for the same few exponents
+    for every group of every pass (~18,000 times on 100,000 two-parameter series)."""
+    return Fraction(numerator, denominator)
+
+
 def _line_shapes(fits: SingleFits, row: int, param: int) -> list[Shape]:
     """The terms of a line's law (none for a constant one): (param, α, β) for each."""
     if fits.constant[row]:
         return []
-    out = [(param, Fraction(int(fits.alpha[row, 0]), int(fits.alpha[row, 1])),
-            Fraction(int(fits.beta[row, 0]), int(fits.beta[row, 1])))]
-    if fits.two_term[row]:
-        out.append((param, Fraction(int(fits.alpha2[row, 0]), int(fits.alpha2[row, 1])),
-                    Fraction(int(fits.beta2[row, 0]), int(fits.beta2[row, 1]))))
+    out = [(param, _fraction(int(fits.alpha[row, 0]), int(fits.alpha[row, 1])),
+            _fraction(int(fits.beta[row, 0]), int(fits.beta[row, 1])))]
+    if fits.c2[row] != 0:  # SingleFits.two_term, for this non-constant row (the property spans every row)
+        out.append((param, _fraction(int(fits.alpha2[row, 0]), int(fits.alpha2[row, 1])),
+                    _fraction(int(fits.beta2[row, 0]), int(fits.beta2[row, 1]))))
     return out
 
 
@@ -683,16 +692,17 @@ class _Outcome:
     parts: list[tuple[_Group, np.ndarray, DesignFit, int]]
     relative_rss: np.ndarray | None = None
 
-    def add(self, group: _Group, rows: np.ndarray, fit: DesignFit, coefficients: int, Y: np.ndarray) -> None:
-        """Record ``fit`` (of the series ``Y``, rows ``rows`` of the search) as the choice of those rows."""
+    def add(self, group: _Group, rows: np.ndarray, fit: DesignFit, coefficients: int, Y: np.ndarray,
+            relative: np.ndarray | None = None) -> None:
+        """Record ``fit`` (of the series ``Y``, rows ``rows`` of the search) as the choice of those rows;
+        ``relative``, if given, is :func:`~pmkit.fitting.leastsquares.relative_rss` of ``Y`` and the fit, computed
+        for more rows at once."""
         if self.relative_rss is None:
             self.relative_rss = np.full(len(self.error), np.inf)
         self.parts.append((group, rows, fit, coefficients))
         self.error[rows] = fit.loo_smape
         self.size[rows] = coefficients - 1
-        with np.errstate(all="ignore"):
-            relative = (Y - fit.predicted) / np.where(Y != 0, Y, 1.0)
-        self.relative_rss[rows] = (relative * relative).sum(axis=1)
+        self.relative_rss[rows] = relative_rss(Y, fit.predicted) if relative is None else relative
 
     def lifted(self, rows: np.ndarray, count: int, start: int = 0) -> _Outcome:
         """The series ``start .. start + len(rows)`` of this outcome as series ``rows`` of one of ``count``
@@ -827,8 +837,13 @@ that they only fit noise (see :func:`_weak_wins`)."""
 
 def _f_critical(level: float, d1: np.ndarray, d2: np.ndarray) -> np.ndarray:
     """The F distribution's upper ``level`` point for each pair of degrees of freedom, computed once per
-    distinct pair (a batch has a handful; scipy's per-element inverse was a tenth of two-parameter modeling)."""
-    from scipy.stats import f as f_distribution
+    distinct pair (a batch has a handful; scipy's per-element inverse was a tenth of two-parameter modeling).
+
+    ``scipy.special.fdtri(d1, d2, 1 - level)`` is what ``scipy.stats.f.isf(level, d1, d2)`` computes (the F
+    distribution has no upper inverse of its own; scipy's generic one is the quantile of ``1 - level``), equal
+    to the last bit for every ``d1`` < 60, ``d2`` < 3,000 at levels 0.001–0.1 (scipy 1.17) — without importing
+    ``scipy.stats``, 0.3–0.5 s of CPU in every process that models two parameters."""
+    from scipy.special import fdtri
 
     d1, d2 = np.broadcast_arrays(np.asarray(d1, dtype=np.int64), np.asarray(d2, dtype=np.int64))
     if d1.size == 0:
@@ -837,7 +852,7 @@ def _f_critical(level: float, d1: np.ndarray, d2: np.ndarray) -> np.ndarray:
     key = d1 * width + d2  # degrees of freedom are small non-negative integers: a lookup table, no sort
     present = np.flatnonzero(np.bincount(key.ravel()))
     table = np.zeros(int(present[-1]) + 1)
-    table[present] = f_distribution.isf(level, present // width, present % width)
+    table[present] = fdtri(present // width, present % width, 1.0 - level)
     return table[key]
 
 
@@ -1023,7 +1038,7 @@ class _Search:
 
         count = len(Y)
         rows_of: dict[tuple[int, int], list[np.ndarray]] = {}
-        line_law: dict[tuple[int, int], list[Shape]] = {}
+        line_law: dict[tuple[int, int], list[tuple[Shape, int]]] = {}  # y's line law and its number of rows
         for v, outcome in enumerate(outcomes):
             for group, local, _, _ in outcome.parts:
                 law = _split_laws(group)
@@ -1031,7 +1046,7 @@ class _Search:
                 if law is not None and rows.size:
                     key = (law[0][0], law[1][0])
                     rows_of.setdefault(key, []).append(rows)
-                    line_law.setdefault(key, []).extend([law[1]] * rows.size)
+                    line_law.setdefault(key, []).append((law[1], rows.size))
         if not rows_of:
             return winner
         split = _Outcome(np.full(count, np.inf), np.zeros(count, dtype=np.int64), [], np.full(count, np.inf))
@@ -1042,8 +1057,9 @@ class _Search:
                 continue
             rows = np.concatenate(parts)
             # per row its candidate factors of y (slots): the line law, then the line's best growing shapes
-            shapes = list(dict.fromkeys(line_law[(x, y)]))
-            slots = [np.array([shapes.index(law) for law in line_law[(x, y)]])]
+            position = {law: i for i, law in enumerate(dict.fromkeys(law for law, _ in line_law[(x, y)]))}
+            shapes = list(position)
+            slots = [np.repeat([position[law] for law, _ in line_law[(x, y)]], [n for _, n in line_law[(x, y)]])]
             line = lines[y]
             if line is not None and SPLIT_RANKED:
                 ranked = ranked_shapes(line.values, rowwise(Y[rows], line.average), self.settings, SPLIT_RANKED + 1)
@@ -1069,12 +1085,13 @@ class _Search:
             local = slot_of[at, which]
             best = np.full(at.size, np.inf)
             pair_of = np.zeros(at.size, dtype=np.int64)
+            Y_at = Y[rows[at]]
             for q, (first, second) in enumerate(pairs):
                 factors = np.array([[_factor_column(self.pts, shape, self.columns)
                                      for shape in (u, (x, *first), (x, *second))] for u in shapes])
-                fit = _fit_stacked(Y[rows[at]], _designs(factors, combination), local)
+                fit = _fit_stacked(Y_at, _designs(factors, combination), local)
                 with np.errstate(all="ignore"):
-                    relative = (((Y[rows[at]] - fit.predicted) / Y[rows[at]]) ** 2).sum(axis=1)
+                    relative = (((Y_at - fit.predicted) / Y_at) ** 2).sum(axis=1)
                 smaller = np.isfinite(relative) & (relative < best)
                 best[smaller], pair_of[smaller] = relative[smaller], q
             order = np.lexsort((best, at))  # per row, its candidate with the smallest residuals first
@@ -1086,8 +1103,11 @@ class _Search:
             best = best_of_row
             found = np.isfinite(best)
             keys, first_of = np.unique(law[found], axis=0, return_inverse=True)
+            # each key's rows in ascending order, from one stable sort (not a mask over all rows per key)
+            by_key = np.flatnonzero(found)[np.argsort(first_of.reshape(-1), kind="stable")]
+            bounds = np.searchsorted(np.sort(first_of.reshape(-1)), np.arange(len(keys) + 1))
             for k, (u, q) in enumerate(keys.tolist()):
-                picked = np.flatnonzero(found)[first_of.reshape(-1) == k]
+                picked = by_key[bounds[k]:bounds[k + 1]]
                 group_shapes = (shapes[u], (x, *pairs[q][0]), (x, *pairs[q][1]))
                 fit = self.split_fit(Y[rows[picked]], group_shapes, combination)
                 fit = replace(fit, smape=smape(Y[rows[picked]], fit.predicted))
@@ -1351,6 +1371,16 @@ class _Search:
         ranked = np.where(eligible_arr, errors_arr, np.inf)
         ranked = np.where(np.isfinite(ranked).any(axis=1, keepdims=True), ranked, errors_arr)
         choice = _parsimonious_choice(ranked, [len(c) for c in candidates], self.settings.acceptance)
+        # the chosen fits' in-sample SMAPE, relative residuals and constants to clean, per candidate for all its
+        # rows at once (row by row the same numbers): the groups below are many and small (~15,000 of 100,000
+        # two-parameter series), and these per group were a sixth of the combination step
+        in_sample, relative_rss = np.empty(len(Y)), np.empty(len(Y))
+        cleaned = np.zeros(len(Y), dtype=bool)
+        for c_index, fit in enumerate(fits):
+            mine = np.flatnonzero(choice == c_index)
+            if mine.size:
+                in_sample[mine], relative_rss[mine] = fit_errors(Y[mine], fit.predicted[mine])
+                cleaned[mine] = _small_constant(Y[mine], fit.coefficients[mine], self.settings.clean_constant)
         pair = local * len(candidates) + choice
         pair_order = np.argsort(pair, kind="stable")
         pairs, starts = np.unique(pair[pair_order], return_index=True)
@@ -1358,14 +1388,17 @@ class _Search:
             picked = pair_order[starts[k]:starts[k + 1] if k + 1 < len(starts) else len(pair)]
             c_index = int(key % len(candidates))
             fit = fits[c_index]
-            sub = DesignFit(fit.coefficients[picked], fit.predicted[picked], fit.rss[picked],
-                            smape(Y[picked], fit.predicted[picked]), fit.loo_smape[picked])
+            sub = DesignFit(fit.coefficients[picked], fit.predicted[picked], fit.rss[picked], in_sample[picked],
+                            fit.loo_smape[picked])
             shape = int(key // len(candidates))
-            sub = _clean_constant(Y[picked], sub, stacks[c_index][shape], bool(falls[shape]),
-                                  self.settings.clean_constant)
+            group_relative: np.ndarray | None = relative_rss[picked]
+            if cleaned[picked].any():
+                sub = _clean_constant(Y[picked], sub, stacks[c_index][shape], bool(falls[shape]),
+                                      self.settings.clean_constant)
+                group_relative = None
             group = _Group(self.parameters, shapes[shape], candidates[c_index],
                            sub.coefficients, self.notes)
-            outcome.add(group, rows[picked], sub, 1 + len(candidates[c_index]), Y[picked])
+            outcome.add(group, rows[picked], sub, 1 + len(candidates[c_index]), Y[picked], group_relative)
 
 
 def _clean_constant(Y: np.ndarray, fit: DesignFit, design: np.ndarray, falls: bool, relative: float) -> DesignFit:
@@ -1373,9 +1406,9 @@ def _clean_constant(Y: np.ndarray, fit: DesignFit, design: np.ndarray, falls: bo
     noise — ``|c0|`` below ``relative`` × the row's smallest ``|y|``, the single-parameter search's rule
     (:data:`pmkit.modelers.search_inputs.CLEAN_CONSTANT`) — set to 0 and the terms refitted without it, so an
     exact ``x^2 + y`` is stored and printed as that, not ``6.661e-16 + 1·x^2 + 1·y``."""
-    if relative <= 0 or design.shape[1] < 2:
+    if design.shape[1] < 2:
         return fit
-    small = np.abs(fit.coefficients[:, 0]) < relative * np.abs(Y).min(axis=1)
+    small = _small_constant(Y, fit.coefficients, relative)
     if not small.any():
         return fit
     origin = _fit_stacked(Y[small], design[None, :, 1:], np.zeros(int(small.sum()), dtype=np.int64),
@@ -1385,6 +1418,14 @@ def _clean_constant(Y: np.ndarray, fit: DesignFit, design: np.ndarray, falls: bo
     coefficients[small] = np.column_stack([np.zeros(int(small.sum())), origin.coefficients])
     predicted[small], rss[small], loo[small] = origin.predicted, origin.rss, origin.loo_smape
     return DesignFit(coefficients, predicted, rss, smape(Y, predicted), loo)
+
+
+def _small_constant(Y: np.ndarray, coefficients: np.ndarray, relative: float) -> np.ndarray:
+    """Per row, whether the constant ``coefficients[:, 0]`` is rounding noise by :func:`_clean_constant`'s rule
+    (none where ``relative`` is 0)."""
+    if relative <= 0:
+        return np.zeros(len(Y), dtype=bool)
+    return np.abs(coefficients[:, 0]) < relative * np.abs(Y).min(axis=1)
 
 
 def _shape_groups(singles: list[SingleFits | None], count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -1442,7 +1483,8 @@ def _fit_stacked(Y: np.ndarray, designs: np.ndarray, local: np.ndarray, relative
 
 
 def _fit_ordinary(Y: np.ndarray, designs: np.ndarray, local: np.ndarray) -> DesignFit:
-    """Ordinary least squares of each row of ``Y`` on its own design ``designs[local[row]]``, in chunks."""
+    """Ordinary least squares of each row of ``Y`` on its own design ``designs[local[row]]``, in chunks; the
+    residual sum of squares and leave-one-out SMAPE by :func:`~pmkit.fitting.kernels.design_errors`."""
     inverses = left_inverses(designs)
     leverage = np.einsum("gnk,gkn->gn", designs, inverses)
     count, k = len(Y), designs.shape[2]
@@ -1452,10 +1494,8 @@ def _fit_ordinary(Y: np.ndarray, designs: np.ndarray, local: np.ndarray) -> Desi
         part = slice(start, start + FIT_CHUNK)
         coefficients[part] = np.einsum("sn,skn->sk", Y[part], inverses[local[part]])
         predicted[part] = np.einsum("sk,snk->sn", coefficients[part], designs[local[part]])
-    residual = Y - predicted
-    loo = loo_predictions(Y, predicted, leverage[local])
-    in_sample = np.full(count, np.nan)
-    return DesignFit(coefficients, predicted, (residual * residual).sum(axis=1), in_sample, smape(Y, loo))
+    rss, loo_smape = design_errors(Y, predicted, leverage, local)
+    return DesignFit(coefficients, predicted, rss, np.full(count, np.nan), loo_smape)
 
 
 def _parsimonious_choice(errors: np.ndarray, sizes: list[int], factor: float) -> np.ndarray:
@@ -1476,29 +1516,12 @@ def _parsimonious_choice(errors: np.ndarray, sizes: list[int], factor: float) ->
 def _contributes(Y: np.ndarray, fit: DesignFit, designs: np.ndarray, local: np.ndarray) -> np.ndarray:
     """Whether every term of the fit contributes at least MIN_CONTRIBUTION of some value.
 
-    Row ``i`` of ``Y`` was fitted on ``designs[local[i]]`` (designs × points × columns).  Blocks of rows run
-    on threads from :data:`~pmkit.fitting.kernels.PARALLEL_MIN_SERIES` series on (numpy releases the GIL;
-    the rows are independent): the two-parameter end-to-end benchmark spent a fifth of its modeling here.
+    Row ``i`` of ``Y`` was fitted on ``designs[local[i]]`` (designs × points × columns); the check is
+    :func:`~pmkit.fitting.kernels.contributions` (a loop per row that reads the designs in place, on threads
+    from :data:`~pmkit.fitting.kernels.PARALLEL_MIN_SERIES` series on): the two-parameter end-to-end
+    benchmark spent a fifth of its modeling here when each chunk of rows gathered its designs.
     """
-    from pmkit.fitting.kernels import run_rows
-
-    out = np.empty(len(Y), dtype=bool)
-    run_rows(_contributes_rows, len(Y), (Y, fit.coefficients, designs, local, out), (True, True, False, True, True))
-    return out
-
-
-def _contributes_rows(Y: np.ndarray, coefficients: np.ndarray, designs: np.ndarray, local: np.ndarray,
-                      out: np.ndarray) -> None:
-    """:func:`_contributes` of a block of rows, written into ``out``."""
-    for start in range(0, len(Y), FIT_CHUNK):
-        part = slice(start, start + FIT_CHUNK)
-        coefs = coefficients[part, 1:]
-        with np.errstate(all="ignore"):
-            terms = designs[local[part]][:, :, 1:]  # chunk × points × terms, in memory order
-            share = np.abs(coefs[:, None, :] * terms)
-            share /= np.abs(Y[part])[:, :, None]
-            share[~np.isfinite(share)] = 0.0
-        out[part] = ((share.max(axis=1) >= MIN_CONTRIBUTION) & (coefs != 0)).all(axis=1)
+    return contributions(Y, fit.coefficients, designs, local, MIN_CONTRIBUTION)
 
 
 class MultiParameterModeler:
