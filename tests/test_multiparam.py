@@ -407,6 +407,34 @@ def test_a_mixed_line_law_is_read_again_as_a_power() -> None:
     assert np.mean([any(a > 0 and b > 0 for a, b in law) for law in x_laws]) <= 0.08
 
 
+def test_a_third_read_again_on_a_wide_line_needs_no_margin() -> None:
+    # issue 18: a weak x^(8/3) beside y^(1/2) (±2%, x and y 4..64) fits like x³ on the lines; read again, x^(8/3)
+    # fitted all the points a little better than x³ but not 1.5× better (THIRDS_MARGIN), the margin the 1.8× lines
+    # of weak scaling need; on a line spanning a decade or more no margin: the law in 39% of these (before: 21%)
+    values = np.array([4.0, 8, 16, 32, 64])
+    grid = np.array([(a, b) for a in values for b in values])
+    rng = np.random.default_rng(11)
+    exact = 0.8 + grid[:, 0] ** (8 / 3) / 64 ** (8 / 3) + 1.5 * grid[:, 1] ** 0.5 / 8
+    noisy = exact * (1 + rng.uniform(-0.02, 0.02, (100, 25)))
+    models = RefiningModeler().model(batch(grid, noisy, parameters=("x", "y")))
+    laws = [{(f.parameter, f.exponent, f.log_exponent) for t in m.function.terms for f in t.factors} for m in models]
+    assert np.mean([law == {("x", F(8, 3), F(0)), ("y", F(1, 2), F(0))} for law in laws]) >= 0.33
+
+
+def test_a_true_log_factor_is_not_read_again_as_a_quarter_power_or_an_extra_term() -> None:
+    # issue 18: read again without its log factor's discount, y^(1/2)·log2 y (in x²·log2 x·y^(1/2)·log2 y, ±2%)
+    # came out as y^(3/4), or as a product with an opposite-signed copy of x's factor alone; the re-read power must
+    # be a whole, a half or a third and may not add a term: the law in 91% of these (before: 76%)
+    values = np.array([4.0, 8, 16, 32, 64])
+    grid = np.array([(a, b) for a in values for b in values])
+    rng = np.random.default_rng(11)
+    exact = 2e-4 + 8.9e-9 * grid[:, 0] ** 2 * np.log2(grid[:, 0]) * grid[:, 1] ** 0.5 * np.log2(grid[:, 1])
+    noisy = exact * (1 + rng.uniform(-0.02, 0.02, (100, 25)))
+    models = RefiningModeler().model(batch(grid, noisy, parameters=("x", "y")))
+    laws = [{(f.parameter, f.exponent, f.log_exponent) for t in m.function.terms for f in t.factors} for m in models]
+    assert np.mean([law == {("x", F(2), F(1)), ("y", F(1, 2), F(1))} for law in laws]) >= 0.85
+
+
 def test_a_third_on_a_narrow_span_is_read_again_with_thirds_priced_as_halves() -> None:
     # issue 18: p^(1/3) in p^(1/3)·size² (±5%, p = 27..343) fits like p^(1/2) on the lines, and a third paid two
     # levels to a half's one; read again with thirds at one level and judged on all the points, p^(1/3) in 51%
