@@ -252,7 +252,7 @@ from typing import Any
 import numpy as np
 
 from pmkit.constraints import Constraint
-from pmkit.fitting.alternatives import COMMON_EXPONENTS
+from pmkit.fitting.alternatives import COMMON_EXPONENTS, grid_share
 from pmkit.fitting.kernels import contributions, design_errors, fit_errors
 from pmkit.fitting.leastsquares import (
     DesignFit,
@@ -884,12 +884,6 @@ SPLIT_RANKED = 5
 at ±5%, one repetition, 13.7 → 21.3 → 23.7; Extra-P 15.0)."""
 
 
-def _crossed(points: np.ndarray) -> bool:
-    """Whether ``points`` (points × 2) hold every pair of their two columns' values (a full grid)."""
-    pairs = np.unique(points, axis=0)
-    return len(pairs) == len(np.unique(points[:, 0])) * len(np.unique(points[:, 1]))
-
-
 WEAK_SIGNIFICANCE = 0.01
 """The weak variant's extra terms are kept where an F-test on the relative residuals rejects, at this level,
 that they only fit noise (see :func:`_weak_wins`)."""
@@ -1089,7 +1083,7 @@ class _Search:
         line law is the least sure); the law with the smallest relative residuals is the variant, and it
         replaces the choice where :func:`_weak_wins` says so (as many terms: the leave-one-out SMAPE cut by the
         parsimony factor, or the F-test charging one coefficient at :data:`KEEP_SIGNIFICANCE` and the
-        leave-one-out SMAPE falling).  Only where x and y are measured on a full grid (:func:`_crossed`): on a
+        leave-one-out SMAPE falling).  Only where x and y are measured on a full grid (grid share 1): on a
         sparse one the product is read on its few diagonal points (see the module docstring for the figures).
         ``outcomes`` gains the variant; the result indexes into it.
         """
@@ -1112,7 +1106,7 @@ class _Search:
         combination = (frozenset({1}), frozenset({0, 2}))
         pairs = list(itertools.permutations(COMMON_EXPONENTS, 2))
         for (x, y), parts in rows_of.items():
-            if not _crossed(self.pts[:, [x, y]]):
+            if grid_share(self.pts[:, [x, y]]) < 1.0:  # x and y not crossed in a full grid
                 continue
             rows = np.concatenate(parts)
             # per row its candidate factors of y (slots): the line law, then the line's best growing shapes
