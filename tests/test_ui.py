@@ -193,7 +193,7 @@ def test_call_tree_depth_sort_and_min_share(sample):
     assert format_share(sum(r.share for r in branch)) in solve  # a collapsed row counts its callees
     assert format_value(sum(r.predicted for r in branch), "s") in solve
     assert "p^1.5" in solve  # and shows the fastest growth below it (halo)
-    assert "+N counts its N hidden callees" in shallow
+    assert "+N counts its N hidden callees" in " ".join(shallow.split())  # the note wraps at the width
     by_name = render(call_tree_view(report, sort="name", min_share=0.0), 120)
     assert by_name.index("├ init") < by_name.index("├ io") < by_name.index("└ solve")
     assert by_name.index("MPI_Allreduce") < by_name.index("compute") < by_name.index("halo")
@@ -369,7 +369,7 @@ def test_negative_predictions_and_thin_designs_are_flagged():
     console = Console(width=100, record=True, file=io.StringIO(), color_system=None)
     render_show(console, analyse_all(experiment, models=models))
     text = console.export_text()
-    assert "! negative at the target (see below)" in text
+    assert "! negative at the target (see below)" in " ".join(text.split())  # the note wraps at the width
     assert re.search(r"-\d[\d.]* ms!", text)
     assert "! 1 model is negative at p=128, left out of the predicted total" in text
     assert "main from p ≈ 100" in " ".join(text.split())  # where it turns negative: 2^(2/0.3) ≈ 101

@@ -8,7 +8,8 @@ between call path elements and words (:func:`break_text`) and folds a single nam
 else is left to give.  :func:`fit` chooses the widths for the width a table is printed at: all at
 their natural width when they fit; else every column at what it wants, giving up columns one by one
 in their stated ``drop`` order until they do; else narrower than wanted, down to the minimum.
-:func:`table` builds the rich table, and says in its caption which columns were left out.
+:func:`table` builds the rich table, and says in its note (under it, wrapped at the console's width
+rather than the table's, so a narrow table does not squeeze its legend) which columns were left out.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from rich import box
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 from rich.text import Text
 
@@ -120,13 +122,13 @@ def _spread(columns: list[Column], room: int) -> None:
 def table(columns: Sequence[Column], width: int | None, *, title: str | Text | None = None,
           caption: str = "") -> Table:
     """The columns laid out for ``width`` (see :func:`fit`) as a rich table; given-up columns are named
-    in the caption."""
+    in the note under it."""
     gap = gap_for(width)
     kept, dropped = fit(columns, width, gap)
     if dropped:
         caption = (caption + "\n" if caption else "") + f"left out at this width: {', '.join(c.name for c in dropped)}"
-    view = plain_table(title=title, caption=caption or None, caption_justify="left", caption_style="dim",
-                       padding=(0, 1) if gap == 2 else (0, 0))
+    view = plain_table(title=title, padding=(0, 1) if gap == 2 else (0, 0))
+    view.note = caption
     laid_out = []
     for column in kept:
         view.add_column(column.header, justify=column.justify, width=column.width,  # type: ignore[arg-type]
@@ -137,11 +139,23 @@ def table(columns: Sequence[Column], width: int | None, *, title: str | Text | N
     return view
 
 
-def plain_table(*, title: str | Text | None = None, **options: object) -> Table:
+class NotedTable(Table):
+    """A table with a dim note under it that wraps at the console's width, where a rich caption would
+    wrap at the table's: the legend of a two-column table stays a few lines, not a narrow column."""
+
+    note: str = ""
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield from super().__rich_console__(console, options)
+        if self.note:
+            yield Text(self.note, style="dim", justify="left")
+
+
+def plain_table(*, title: str | Text | None = None, **options: object) -> NotedTable:
     """An empty rich table in the style of every pmkit view: a rule under the header, no outer edge.
 
     ``options`` go to :class:`rich.table.Table` (a caption, padding)."""
-    return Table(box=box.SIMPLE_HEAD, title=title, title_justify="left", pad_edge=False, show_edge=False,
+    return NotedTable(box=box.SIMPLE_HEAD, title=title, title_justify="left", pad_edge=False, show_edge=False,
                  collapse_padding=True, **options)  # type: ignore[arg-type]
 
 
