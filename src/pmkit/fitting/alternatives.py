@@ -88,7 +88,8 @@ Settled by the coverage of 90% intervals at 4× the largest point (scratch runs;
   (``(σ/0.0115)^-γ``, without the split): γ = 0.2 10 → 7 and 7 → 5 with the same widening, γ = 0.4 10 → 10 and 7
   → 9 (``p^(1/3)·size²`` at ±1%, 3 rep. 84 → 81%); the repetitions' variance of the means unbiased (``s²/r``,
   not the bootstrap's ``(r-1)/r² · s²``): 10 → 9 and 7 → 9; 7 line shapes substituted instead of 5: 9 → 13, 5 →
-  10, 5 → 8, 3 → 9; every substitution and pair at half the prior: 9 → 12, 5 → 8, 5 → 6, 3 → 3.
+  10, 5 → 8, 3 → 9; every substitution and pair at half the prior: 9 → 12, 5 → 8, 5 → 6, 3 → 3;
+  the 3 × 3 pairs of two parameters sharing one prior: 10, 7, 4, 5 (a third of it: 9, 7, 5, 4).
 * **A coefficient costs 4** (:data:`COEFFICIENT_PRICE`, the non-constancy threshold squared): growth
   terms fitting the noise of a constant must not weigh as much as the constant.  A constant measured
   at x = 2..32 with ±2% noise, interval at x = 128 (300 series): price 1 ×1.48 wide (×6.5 before
