@@ -503,3 +503,31 @@ def test_the_lightest_alternatives_are_pruned_from_the_mixture_up_to_their_mass(
     spoiled = (args[0], args[1], center, *args[3:])
     assert np.isfinite(kernels.mixture_terms(*spoiled, use_numba=True)).all()
     assert np.isfinite(kernels.mixture_terms(*spoiled, use_numba=False)).all()
+
+
+def test_a_parameter_added_shares_one_prior_among_its_shapes() -> None:
+    """A law that leaves a parameter out is weighed against that parameter added, as a term or a factor, in each
+    of the shapes offered: one hypothesis (the parameter matters), so its variants share its prior.  Offering
+    twice the shapes halves each variant's weight against the law: the more shapes tried, the more of them fit
+    the noise, not the more likely the parameter matters."""
+    from pmkit.fitting.alternatives import multi_alternatives
+
+    rng = np.random.default_rng(9)
+    count = 5
+    Y = (2.0 + 0.5 * np.log2(GRID[:, 0]))[None, :] * (1 + rng.uniform(-0.05, 0.05, (count, 25)))
+    alpha, beta = np.array([[0.0, 0.0]]), np.array([[1.0, 0.0]])
+    coef = np.tile([2.0, 0.5], (count, 1))
+    few = np.broadcast_to([[1.0, 0.0], [2.0, 0.0]], (count, 2, 2))
+    many = np.broadcast_to([[1.0, 0.0], [2.0, 0.0], [3.0, 0.0], [0.0, 1.0]], (count, 4, 2))
+
+    def relative(additions: np.ndarray) -> np.ndarray:
+        table = multi_alternatives(("p", "size"), GRID, Y, alpha, beta, coef, {}, additions={1: additions},
+                                   keep=12, temperature=1.0)
+        added = (table.alpha[:, :, :, 1] != 0).any(axis=2) | (table.beta[:, :, :, 1] != 0).any(axis=2)
+        size_factor = (table.alpha[:, :, 0, 1] == 1.0) & (table.alpha[:, :, 0, 0] == 0.0)  # log2(p)·size
+        at = np.argmax(size_factor, axis=1)
+        rows = np.arange(count)
+        assert size_factor.any(axis=1).all() and added.sum(axis=1).min() >= 2 * additions.shape[1] - 1
+        return table.weight[rows, at] / table.weight[:, 0]
+
+    np.testing.assert_allclose(relative(many), relative(few) / 2, rtol=1e-9)
