@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import platform
 from fractions import Fraction as F
 
 import numpy as np
@@ -529,6 +530,30 @@ def test_design_errors_kernel_equals_numpy(points) -> None:
     for a, b in zip(fast, slow, strict=True):
         np.testing.assert_array_equal(a, b)
     assert np.isfinite(slow[1]).mean() > 0.5 and (slow[1][local == 4] == 200.0).all()
+
+
+@pytest.mark.parametrize("points", [5, 25, 150])
+def test_design_fits_kernel_equals_numpy(points) -> None:
+    rng, Y = _awkward_values(points)
+    for columns in (1, 2, 3, 5, 9):
+        designs = np.exp(rng.normal(0, 1, (7, points, columns)))
+        designs[:, :, 0] = 1.0
+        designs[2, -1, -1] = np.inf
+        inverses = np.swapaxes(designs, 1, 2) * rng.normal(0, 1, (7, columns, points))
+        inverses[3, 0, 0] = -0.0
+        local = rng.integers(0, 7, len(Y))
+        fast = kernels.design_fits(Y, inverses, designs, local, use_numba=True)
+        slow = kernels.design_fits(Y, inverses, designs, local, use_numba=False)
+        for a, b in zip(fast, slow, strict=True):
+            assert a.tobytes() == b.tobytes()  # to the last bit, the signs of zeros and NaNs' places included
+        assert np.isfinite(slow[1][local != 2]).mean() > 0.9 and not np.isfinite(slow[1][local == 2]).all()
+
+
+@pytest.mark.skipif(platform.machine().lower() not in ("x86_64", "amd64"), reason="numpy's x86-64 einsum loop")
+def test_design_fits_loop_sums_as_einsum_on_x86_64() -> None:
+    # the probe that lets the loop run: on x86-64 numpy's baseline einsum loop is the one it mirrors
+    assert kernels._einsum_order()
+    assert kernels.numba_enabled()
 
 
 @pytest.mark.parametrize("points", [5, 25, 150])
