@@ -791,7 +791,9 @@ def line_fits(Ys: np.ndarray, basis: np.ndarray, sw: np.ndarray, swy: np.ndarray
     ``swb``, ``swbb``, ``swby`` per series and row), the coefficients ``(c0, c1)``, the unit covariance
     ``(XᵀWX)⁻¹`` and the relative RSS of ``c0 + c1·b`` (``c1 = 0`` where the weighted spread of ``b`` is
     below 10⁻¹² of its square: the constant model).  The loop spares the series × rows × points temporaries
-    of the numpy version, which is the reference and equal to the last bit."""
+    of the numpy version, which is the reference and equal to the last bit; it runs on threads from
+    :data:`PARALLEL_MIN_SERIES` series on (0.66 s of ``pmkit model --json`` on 100,000 two-parameter series ran on
+    one core, ``bench/README.md`` §12)."""
     count, rows = swb.shape
     coef, inv, rss = np.empty((count, rows, 2)), np.empty((count, rows, 2, 2)), np.empty((count, rows))
     args = (np.ascontiguousarray(Ys, dtype=float), np.ascontiguousarray(basis, dtype=float), sw, swy, swb, swbb,
@@ -800,7 +802,7 @@ def line_fits(Ys: np.ndarray, basis: np.ndarray, sw: np.ndarray, swy: np.ndarray
         global _PAIRWISE
         if _PAIRWISE is None:
             _PAIRWISE = _jit("pairwise_sum", _pairwise_sum)
-        _jit("line_fits", _line_fits_loop)(*args)
+        run_rows(_jit("line_fits", _line_fits_loop), count, args, (True, False, *(True,) * 8))
     else:
         _line_fits_numpy(*args)
     return coef, inv, rss
