@@ -584,3 +584,16 @@ def test_contributions_kernel_equals_numpy(points) -> None:
     slow = kernels.contributions(Y, coefficients, designs, local, 5e-4, use_numba=False)
     np.testing.assert_array_equal(fast, slow)
     assert 0.2 < slow.mean() < 0.9 and not slow[local == 1].any() and not slow[::5].any()
+
+
+@pytest.mark.parametrize("count, largest", [(0, 5), (1, 5), (5000, 40), (300, 2**20)])
+def test_distinct_mediants_equal_numpy_unique(count, largest) -> None:
+    from pmkit.fitting.refinement import _distinct, _key, _unkey
+
+    rng = np.random.default_rng(count)
+    slices, num, den = rng.integers(0, 5, count), rng.integers(0, largest, count), rng.integers(1, largest, count)
+    uniq, inverse = np.unique(_key(slices, num, den), return_inverse=True)
+    got = _distinct(slices, num, den)
+    for a, b in zip(got, (*_unkey(uniq), inverse.reshape(-1)), strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert len(got[0]) <= count and (count == 0 or got[3].max() == len(got[0]) - 1)
