@@ -1445,8 +1445,9 @@ class _Search:
         for c_index, fit in enumerate(fits):
             mine = np.flatnonzero(choice == c_index)
             if mine.size:
-                in_sample[mine], relative_rss[mine] = fit_errors(Y[mine], fit.predicted[mine])
-                cleaned[mine] = _small_constant(Y[mine], fit.coefficients[mine], self.settings.clean_constant)
+                Y_mine = Y[mine]
+                in_sample[mine], relative_rss[mine] = fit_errors(Y_mine, fit.predicted[mine])
+                cleaned[mine] = _small_constant(Y_mine, fit.coefficients[mine], self.settings.clean_constant)
         pair = local * len(candidates) + choice
         pair_order = np.argsort(pair, kind="stable")
         pairs, starts = np.unique(pair[pair_order], return_index=True)
