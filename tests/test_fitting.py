@@ -597,3 +597,14 @@ def test_distinct_mediants_equal_numpy_unique(count, largest) -> None:
     for a, b in zip(got, (*_unkey(uniq), inverse.reshape(-1)), strict=True):
         np.testing.assert_array_equal(a, b)
     assert len(got[0]) <= count and (count == 0 or got[3].max() == len(got[0]) - 1)
+
+
+@pytest.mark.parametrize("count, low, high", [(0, 0, 5), (1, 3, 4), (30_000, -3, 12), (50, 0, 2**40), (5000, 0, 2**17)])
+def test_distinct_equals_numpy_unique(count, low, high) -> None:
+    from pmkit.fitting.distinct import distinct
+
+    values = np.random.default_rng(count).integers(low, high, count)
+    got = distinct(values)
+    for a, b in zip(got, np.unique(values, return_index=True, return_inverse=True), strict=True):
+        np.testing.assert_array_equal(a, b.reshape(-1))
+    assert count == 0 or ((values[got[1]] == got[0]).all() and got[2].max() == len(got[0]) - 1)

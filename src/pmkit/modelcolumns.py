@@ -44,6 +44,7 @@ from typing import Any
 
 import numpy as np
 
+from pmkit.fitting.distinct import distinct
 from pmkit.growth import Growth, growth_of
 from pmkit.intervals import Uncertainty
 from pmkit.models import ChangePoint, Model, Quality, Segment
@@ -129,14 +130,14 @@ def unique_rows(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     combined = np.zeros(len(keys), dtype=np.int64)
     room = 1
     for column in keys.T:
-        values, codes = np.unique(column, return_inverse=True)
+        values, _, codes = distinct(column)
         room *= len(values)
         if room >= 2 ** 62:
             _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
             return first, inverse.reshape(-1)
-        combined = combined * len(values) + codes.reshape(-1)
-    _, first, inverse = np.unique(combined, return_index=True, return_inverse=True)
-    return first, inverse.reshape(-1)
+        combined = combined * len(values) + codes
+    _, first, inverse = distinct(combined)
+    return first, inverse
 
 
 def intern_notes(codes: Sequence[np.ndarray], notes_of: Callable[[int], Sequence[str]]) -> tuple[np.ndarray, list]:

@@ -52,6 +52,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from pmkit.fitting.distinct import distinct
 from pmkit.fitting.kernels import (
     SLICES,
     fit_table,
@@ -380,28 +381,24 @@ def _unkey(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def _distinct(slices: np.ndarray, num: np.ndarray, den: np.ndarray
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The distinct (slice, numerator, denominator) triples in ascending order and each entry's index among them:
-    ``np.unique(_key(...), return_inverse=True)``, unpacked.  Where the triples span few codes (the mediants of
-    one step: a few hundred distinct among up to a million entries) each is numbered by a table over that span
-    instead of a sort, the same order and numbers; the sort was 5% of ``pmkit model`` on 100,000 two-parameter
+    ``np.unique(_key(...), return_inverse=True)``, unpacked.  The triples are coded over their span (in the keys'
+    order) and numbered by :func:`~pmkit.fitting.distinct.distinct`: the mediants of one step are a few hundred
+    distinct among up to a million entries, and their sort was 5% of ``pmkit model`` on 100,000 two-parameter
     series (``bench/README.md`` §12)."""
     if not slices.size:
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty, empty, empty
     slices, num, den = slices.astype(np.int64), num.astype(np.int64), den.astype(np.int64)
     low = (int(slices.min()), int(num.min()), int(den.min()))
-    spans = (int(slices.max()) - low[0] + 1, int(num.max()) - low[1] + 1, int(den.max()) - low[2] + 1)
-    size = spans[0] * spans[1] * spans[2]
-    if size > max(4 * slices.size, 1 << 16):
+    spans = (int(num.max()) - low[1] + 1, int(den.max()) - low[2] + 1)
+    if (int(slices.max()) - low[0] + 1) * spans[0] * spans[1] >= 2 ** 62:
         uniq, inverse = np.unique(_key(slices, num, den), return_inverse=True)
         return (*_unkey(uniq), inverse.reshape(-1))
-    code = ((slices - low[0]) * spans[1] + (num - low[1])) * spans[2] + (den - low[2])  # in the keys' order
-    present = np.zeros(size, dtype=bool)
-    present[code] = True
-    found = np.flatnonzero(present)
-    number = np.cumsum(present) - 1
-    rest, u_den = np.divmod(found, spans[2])
-    u_slices, u_num = np.divmod(rest, spans[1])
-    return u_slices + low[0], u_num + low[1], u_den + low[2], number[code]
+    code = ((slices - low[0]) * spans[0] + (num - low[1])) * spans[1] + (den - low[2])
+    found, _, inverse = distinct(code)
+    rest, u_den = np.divmod(found, spans[1])
+    u_slices, u_num = np.divmod(rest, spans[0])
+    return u_slices + low[0], u_num + low[1], u_den + low[2], inverse
 
 
 def _penalty(level: np.ndarray, acceptance: float) -> np.ndarray:

@@ -253,6 +253,7 @@ import numpy as np
 
 from pmkit.constraints import Constraint
 from pmkit.fitting.alternatives import COMMON_EXPONENTS, grid_share
+from pmkit.fitting.distinct import distinct
 from pmkit.fitting.kernels import contributions, design_errors, design_fits, fit_errors
 from pmkit.fitting.leastsquares import (
     DesignFit,
@@ -1519,8 +1520,7 @@ def _shape_groups(singles: list[SingleFits | None], count: int) -> tuple[np.ndar
             code = np.unique(code, return_inverse=True)[1].reshape(-1)
             span = int(code.max()) + 1
         code, span = code * radix + (column - low), span * radix
-    uniq, first, inverse = np.unique(code, return_index=True, return_inverse=True)
-    inverse = inverse.reshape(-1)
+    uniq, first, inverse = distinct(code)
     order = np.argsort(inverse, kind="stable")
     bounds = np.searchsorted(inverse[order], np.arange(len(uniq) + 1))
     return order, bounds, first
