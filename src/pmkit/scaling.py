@@ -775,7 +775,7 @@ class TargetIntervals:
         --json``) are predicted :data:`INTERVAL_CHUNK` rows at a time from the alternatives of all of them, built
         at once as before (built a chunk at a time, the intervals' last digits moved: the refits depend on which
         rows are refitted together), so the prediction's temporaries are a chunk's: ``pmkit show --json`` on 100,000
-        two-parameter series peaked at 3.34 GB, 3.01 GB this way (``bench/README.md`` §12)."""
+        two-parameter series peaked at 3.34 GB, 2.97 GB this way (``bench/README.md`` §12)."""
         index = np.flatnonzero(~self.done) if rows is None else rows[~self.done[rows]]
         step = INTERVAL_CHUNK if rows is None else max(index.size, 1)
         if rows is None and index.size and self.models.uncertainty is not None:
