@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import platform
 from fractions import Fraction as F
 
 import numpy as np
@@ -532,6 +533,30 @@ def test_design_errors_kernel_equals_numpy(points) -> None:
 
 
 @pytest.mark.parametrize("points", [5, 25, 150])
+def test_design_fits_kernel_equals_numpy(points) -> None:
+    rng, Y = _awkward_values(points)
+    for columns in (1, 2, 3, 5, 9):
+        designs = np.exp(rng.normal(0, 1, (7, points, columns)))
+        designs[:, :, 0] = 1.0
+        designs[2, -1, -1] = np.inf
+        inverses = np.swapaxes(designs, 1, 2) * rng.normal(0, 1, (7, columns, points))
+        inverses[3, 0, 0] = -0.0
+        local = rng.integers(0, 7, len(Y))
+        fast = kernels.design_fits(Y, inverses, designs, local, use_numba=True)
+        slow = kernels.design_fits(Y, inverses, designs, local, use_numba=False)
+        for a, b in zip(fast, slow, strict=True):
+            assert a.tobytes() == b.tobytes()  # to the last bit, the signs of zeros and NaNs' places included
+        assert np.isfinite(slow[1][local != 2]).mean() > 0.9 and not np.isfinite(slow[1][local == 2]).all()
+
+
+@pytest.mark.skipif(platform.machine().lower() not in ("x86_64", "amd64"), reason="numpy's x86-64 einsum loop")
+def test_design_fits_loop_sums_as_einsum_on_x86_64() -> None:
+    # the probe that lets the loop run: on x86-64 numpy's baseline einsum loop is the one it mirrors
+    assert kernels._einsum_order()
+    assert kernels.numba_enabled()
+
+
+@pytest.mark.parametrize("points", [5, 25, 150])
 def test_fit_errors_kernel_equals_numpy(points) -> None:
     rng, Y = _awkward_values(points)
     predicted = Y * rng.normal(1, 0.1, Y.shape)
@@ -559,3 +584,27 @@ def test_contributions_kernel_equals_numpy(points) -> None:
     slow = kernels.contributions(Y, coefficients, designs, local, 5e-4, use_numba=False)
     np.testing.assert_array_equal(fast, slow)
     assert 0.2 < slow.mean() < 0.9 and not slow[local == 1].any() and not slow[::5].any()
+
+
+@pytest.mark.parametrize("count, largest", [(0, 5), (1, 5), (5000, 40), (300, 2**20)])
+def test_distinct_mediants_equal_numpy_unique(count, largest) -> None:
+    from pmkit.fitting.refinement import _distinct, _key, _unkey
+
+    rng = np.random.default_rng(count)
+    slices, num, den = rng.integers(0, 5, count), rng.integers(0, largest, count), rng.integers(1, largest, count)
+    uniq, inverse = np.unique(_key(slices, num, den), return_inverse=True)
+    got = _distinct(slices, num, den)
+    for a, b in zip(got, (*_unkey(uniq), inverse.reshape(-1)), strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert len(got[0]) <= count and (count == 0 or got[3].max() == len(got[0]) - 1)
+
+
+@pytest.mark.parametrize("count, low, high", [(0, 0, 5), (1, 3, 4), (30_000, -3, 12), (50, 0, 2**40), (5000, 0, 2**17)])
+def test_distinct_equals_numpy_unique(count, low, high) -> None:
+    from pmkit.fitting.distinct import distinct
+
+    values = np.random.default_rng(count).integers(low, high, count)
+    got = distinct(values)
+    for a, b in zip(got, np.unique(values, return_index=True, return_inverse=True), strict=True):
+        np.testing.assert_array_equal(a, b.reshape(-1))
+    assert count == 0 or ((values[got[1]] == got[0]).all() and got[2].max() == len(got[0]) - 1)

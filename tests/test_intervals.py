@@ -224,6 +224,23 @@ def test_alternatives_are_built_only_for_the_rows_asked_for() -> None:
     assert np.isfinite(report.columns.low[report.columns.has_function]).all() and fresh.uncertainty.built.all()
 
 
+
+def test_every_rows_interval_predicted_in_chunks_equals_all_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    import pmkit.scaling as scaling
+
+    rng = np.random.default_rng(7)
+    x = np.array([2.0, 4, 8, 16, 32])
+    values = (1 + 0.3 * x ** 2)[None, :, None] * (1 + rng.uniform(-0.03, 0.03, (20, 5, 1)))
+    exp = experiment(("x",), x[:, None], values)
+    whole = scaling.analyse(exp, pmkit.model(exp)).columns
+    monkeypatch.setattr(scaling, "INTERVAL_CHUNK", 3)
+    models = pmkit.model(exp)
+    chunked = scaling.analyse(exp, models).columns
+    low, high = chunked.low, chunked.high
+    assert low.tobytes() == whole.low.tobytes() and high.tobytes() == whole.high.tobytes()
+    assert np.isfinite(low[chunked.has_function]).sum() > 10 and models.uncertainty.built.all()
+
+
 # the compiled paths equal their numpy references to the last bit
 
 def test_mixture_terms_kernel_equals_numpy() -> None:

@@ -235,3 +235,19 @@ def test_the_streamed_document_is_the_document_of_the_objects_on_real_files(shar
     assert len(models) > 0
     named = [(str(path), models)]
     assert json.loads(written("json", experiment.parameters, named)) == expected(experiment.parameters, named)
+
+
+def test_entries_joined_from_one_dump_equal_one_dump_each() -> None:
+    import orjson
+
+    from pmkit.writers.jsonfiles import _joined, _option
+
+    option = _option()
+    entries = [{"callpath": f"main->f{k}\",{{\"callpath\":", "quality": {"rss": float(k), "smape": math.nan},
+                "outliers": [], "points": np.float64(k)} for k in range(5)]
+    # a parameter named "callpath": the entries' bound also occurs inside an entry, which is then dumped alone
+    tricky = [*entries[:2], {"callpath": "g", "outliers": [{"callpath": 2.0}, {"callpath": 4.0}]}, *entries[2:]]
+    for chunk in (entries[:1], entries, tricky):
+        expected = b",\n    ".join(orjson.dumps(entry, option=option) for entry in chunk)
+        assert _joined(chunk, option, b",\n    ") == expected
+    assert b'},{"callpath":' in orjson.dumps(tricky[2], option=option)

@@ -44,6 +44,7 @@ from typing import Any
 
 import numpy as np
 
+from pmkit.fitting.distinct import distinct
 from pmkit.growth import Growth, growth_of
 from pmkit.intervals import Uncertainty
 from pmkit.models import ChangePoint, Model, Quality, Segment
@@ -129,14 +130,14 @@ def unique_rows(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     combined = np.zeros(len(keys), dtype=np.int64)
     room = 1
     for column in keys.T:
-        values, codes = np.unique(column, return_inverse=True)
+        values, _, codes = distinct(column)
         room *= len(values)
         if room >= 2 ** 62:
             _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
             return first, inverse.reshape(-1)
-        combined = combined * len(values) + codes.reshape(-1)
-    _, first, inverse = np.unique(combined, return_index=True, return_inverse=True)
-    return first, inverse.reshape(-1)
+        combined = combined * len(values) + codes
+    _, first, inverse = distinct(combined)
+    return first, inverse
 
 
 def intern_notes(codes: Sequence[np.ndarray], notes_of: Callable[[int], Sequence[str]]) -> tuple[np.ndarray, list]:
@@ -310,6 +311,18 @@ class ModelColumns:
         return self._shapes[1]
 
     @cached_property
+    def _bodies(self) -> tuple[list[str], list[str], list[list[dict[str, Any]]]]:
+        """Each shape's body in Extra-P's and the compact notation (:meth:`Term.extrap_body`,
+        :meth:`Term.pretty_body`) and its factors as JSON: made once, not for every chunk a writer asks for."""
+        terms = [Term(1.0, f) for f in self.shapes]
+        return ([t.extrap_body() for t in terms], [t.pretty_body() for t in terms],
+                [[f.to_json() for f in shape] for shape in self.shapes])
+
+    def shape_json(self) -> list[list[dict[str, Any]]]:
+        """Each shape's factors as JSON (:meth:`Factor.to_json`), one list per shape, shared: not to be changed."""
+        return self._bodies[2]
+
+    @cached_property
     def series_of_term(self) -> np.ndarray:
         """Per term, the series it belongs to."""
         return np.repeat(np.arange(len(self), dtype=np.int64), np.diff(self.term_start))
@@ -423,7 +436,7 @@ class ModelColumns:
         first = bounds[0]
         constants = number_texts(self.c0[start:stop].tolist(), 10)
         coefficients = number_texts(self.coefficient[first:bounds[-1]].tolist(), 10)
-        bodies = [Term(1.0, f).extrap_body() for f in self.shapes]
+        bodies = self._bodies[0]
         terms = list(zip(coefficients, [bodies[s] for s in shapes], strict=True))
         out = [extrap_notation(constants[k], terms[bounds[k] - first:bounds[k + 1] - first]) if has[k] else None
                for k in range(stop - start)]
@@ -438,7 +451,7 @@ class ModelColumns:
         constants = number_texts(c0, 4)
         coefficients = self.coefficient[first:bounds[-1]]
         magnitudes = number_texts(np.abs(coefficients).tolist(), 4)
-        bodies = [Term(1.0, f).pretty_body() for f in self.shapes]
+        bodies = self._bodies[1]
         terms = list(zip((coefficients < 0).tolist(), magnitudes, [bodies[s] for s in shapes], strict=True))
         out: list[str | None] = []
         for k in range(stop - start):

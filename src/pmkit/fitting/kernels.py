@@ -791,7 +791,9 @@ def line_fits(Ys: np.ndarray, basis: np.ndarray, sw: np.ndarray, swy: np.ndarray
     ``swb``, ``swbb``, ``swby`` per series and row), the coefficients ``(c0, c1)``, the unit covariance
     ``(XᵀWX)⁻¹`` and the relative RSS of ``c0 + c1·b`` (``c1 = 0`` where the weighted spread of ``b`` is
     below 10⁻¹² of its square: the constant model).  The loop spares the series × rows × points temporaries
-    of the numpy version, which is the reference and equal to the last bit."""
+    of the numpy version, which is the reference and equal to the last bit; it runs on threads from
+    :data:`PARALLEL_MIN_SERIES` series on (0.66 s of ``pmkit model --json`` on 100,000 two-parameter series ran on
+    one core, ``bench/README.md`` §12)."""
     count, rows = swb.shape
     coef, inv, rss = np.empty((count, rows, 2)), np.empty((count, rows, 2, 2)), np.empty((count, rows))
     args = (np.ascontiguousarray(Ys, dtype=float), np.ascontiguousarray(basis, dtype=float), sw, swy, swb, swbb,
@@ -800,7 +802,7 @@ def line_fits(Ys: np.ndarray, basis: np.ndarray, sw: np.ndarray, swy: np.ndarray
         global _PAIRWISE
         if _PAIRWISE is None:
             _PAIRWISE = _jit("pairwise_sum", _pairwise_sum)
-        _jit("line_fits", _line_fits_loop)(*args)
+        run_rows(_jit("line_fits", _line_fits_loop), count, args, (True, False, *(True,) * 8))
     else:
         _line_fits_numpy(*args)
     return coef, inv, rss
@@ -908,6 +910,100 @@ def design_errors(Y: np.ndarray, predicted: np.ndarray, leverage: np.ndarray, lo
     else:
         _design_errors_numpy(*args)
     return rss, loo_smape
+
+
+DESIGN_CHUNK = 20_000
+"""Rows per chunk of the numpy :func:`design_fits` (bounds the gathered designs' memory)."""
+
+_EINSUM_DOT: Any = None
+""":func:`_einsum_dot` compiled, bound before :func:`_design_fits_loop` is compiled."""
+
+_EINSUM_ORDER: bool | None = None
+"""Whether :func:`_einsum_dot` sums as this platform's ``np.einsum`` does (probed once, :func:`_einsum_order`)."""
+
+
+def _einsum_dot(a, b):
+    """``np.einsum``'s sum of products of two contiguous vectors, in its order: numpy's baseline x86-64 loop
+    (``sum_of_products_contig_contig_outstride0_two``) keeps two lanes, takes the products in blocks of eight
+    (each lane adds its four last-first onto its running sum), then the rest a pair at a time (a missing
+    partner adds 0·0), and returns ``0 + (lane 0 + lane 1)``; multiply and add are not fused."""
+    n = a.shape[0]
+    even = 0.0
+    odd = 0.0
+    i = 0
+    while i + 8 <= n:
+        even = a[i] * b[i] + (a[i + 2] * b[i + 2] + (a[i + 4] * b[i + 4] + (a[i + 6] * b[i + 6] + even)))
+        odd = a[i + 1] * b[i + 1] + (a[i + 3] * b[i + 3] + (a[i + 5] * b[i + 5] + (a[i + 7] * b[i + 7] + odd)))
+        i += 8
+    while i < n:
+        even = a[i] * b[i] + even
+        odd = (a[i + 1] * b[i + 1] if i + 1 < n else 0.0) + odd
+        i += 2
+    return 0.0 + (even + odd)
+
+
+def _design_fits_loop(Y, inverses, designs, local, coefficients, predicted):
+    count, n = Y.shape
+    k = designs.shape[2]
+    for s in range(count):
+        g = local[s]
+        for c in range(k):
+            coefficients[s, c] = _EINSUM_DOT(Y[s], inverses[g, c])
+        for j in range(n):
+            predicted[s, j] = _EINSUM_DOT(coefficients[s], designs[g, j])
+
+
+def _design_fits_numpy(Y, inverses, designs, local, coefficients, predicted):
+    for start in range(0, len(Y), DESIGN_CHUNK):
+        part = slice(start, start + DESIGN_CHUNK)
+        coefficients[part] = np.einsum("sn,skn->sk", Y[part], inverses[local[part]])
+        predicted[part] = np.einsum("sk,snk->sn", coefficients[part], designs[local[part]])
+
+
+def _einsum_order() -> bool:
+    """Whether the compiled :func:`_design_fits_loop` gives ``np.einsum``'s bits on this platform, probed once on
+    random rows of every length up to 40 points and 9 columns (blocks of eight and every remainder).  Where
+    numpy's loop sums otherwise (a fused multiply-add, wider lanes: other builds, other CPUs) the numpy
+    version runs, so the models never depend on which path ran."""
+    global _EINSUM_DOT, _EINSUM_ORDER
+    if _EINSUM_ORDER is None:
+        _EINSUM_DOT = _jit("einsum_dot", _einsum_dot)
+        rng = np.random.default_rng(20261128)
+        same = True
+        for n in range(1, 41):
+            k = n % 9 + 1
+            Y = rng.standard_normal((6, n)) * 10.0 ** rng.integers(-8, 9, (6, n))
+            inverses, designs = rng.standard_normal((2, k, n)), rng.standard_normal((2, n, k))
+            local = np.arange(6, dtype=np.int64) % 2
+            fast = (np.empty((6, k)), np.empty((6, n)))
+            slow = (np.empty((6, k)), np.empty((6, n)))
+            _jit("design_fits", _design_fits_loop)(Y, inverses, designs, local, *fast)
+            _design_fits_numpy(Y, inverses, designs, local, *slow)
+            same &= all(a.tobytes() == b.tobytes() for a, b in zip(fast, slow, strict=True))
+        _EINSUM_ORDER = bool(same)
+    return _EINSUM_ORDER
+
+
+def design_fits(Y: np.ndarray, inverses: np.ndarray, designs: np.ndarray, local: np.ndarray, *,
+                use_numba: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The least-squares coefficients and fitted values of every row of ``Y`` on its design ``designs[local[row]]``
+    (designs × points × columns) whose left inverse is ``inverses[local[row]]`` (designs × columns × points).
+
+    The numpy version (the reference) gathers each chunk's inverses and designs and contracts them with
+    ``np.einsum``, whose loop for the fitted values runs once per point over two to five columns: 15% of
+    ``pmkit model --json`` on 100,000 two-parameter series (``bench/README.md`` §12).  The loop reads the designs
+    in place and sums in ``np.einsum``'s order (:func:`_einsum_dot`), equal to the last bit; it runs only where a
+    probe shows this platform's ``np.einsum`` sums that way (:func:`_einsum_order`)."""
+    count, k = len(Y), designs.shape[2]
+    coefficients, predicted = np.empty((count, k)), np.empty((count, Y.shape[1]))
+    args = (np.ascontiguousarray(Y, dtype=float), np.ascontiguousarray(inverses, dtype=float),
+            np.ascontiguousarray(designs, dtype=float), np.ascontiguousarray(local, dtype=np.int64), coefficients,
+            predicted)
+    if (_numba_loaded() if use_numba is None else use_numba) and _einsum_order():
+        run_rows(_jit("design_fits", _design_fits_loop), count, args, (True, False, False, True, True, True))
+    else:
+        _design_fits_numpy(*args)
+    return coefficients, predicted
 
 
 def _fit_errors_loop(Y, predicted, in_sample, relative):

@@ -253,7 +253,8 @@ import numpy as np
 
 from pmkit.constraints import Constraint
 from pmkit.fitting.alternatives import COMMON_EXPONENTS, grid_share
-from pmkit.fitting.kernels import contributions, design_errors, fit_errors
+from pmkit.fitting.distinct import distinct
+from pmkit.fitting.kernels import contributions, design_errors, design_fits, fit_errors
 from pmkit.fitting.leastsquares import (
     DesignFit,
     adjusted_r2,
@@ -1445,8 +1446,9 @@ class _Search:
         for c_index, fit in enumerate(fits):
             mine = np.flatnonzero(choice == c_index)
             if mine.size:
-                in_sample[mine], relative_rss[mine] = fit_errors(Y[mine], fit.predicted[mine])
-                cleaned[mine] = _small_constant(Y[mine], fit.coefficients[mine], self.settings.clean_constant)
+                Y_mine = Y[mine]
+                in_sample[mine], relative_rss[mine] = fit_errors(Y_mine, fit.predicted[mine])
+                cleaned[mine] = _small_constant(Y_mine, fit.coefficients[mine], self.settings.clean_constant)
         pair = local * len(candidates) + choice
         pair_order = np.argsort(pair, kind="stable")
         pairs, starts = np.unique(pair[pair_order], return_index=True)
@@ -1518,8 +1520,7 @@ def _shape_groups(singles: list[SingleFits | None], count: int) -> tuple[np.ndar
             code = np.unique(code, return_inverse=True)[1].reshape(-1)
             span = int(code.max()) + 1
         code, span = code * radix + (column - low), span * radix
-    uniq, first, inverse = np.unique(code, return_index=True, return_inverse=True)
-    inverse = inverse.reshape(-1)
+    uniq, first, inverse = distinct(code)
     order = np.argsort(inverse, kind="stable")
     bounds = np.searchsorted(inverse[order], np.arange(len(uniq) + 1))
     return order, bounds, first
@@ -1549,19 +1550,14 @@ def _fit_stacked(Y: np.ndarray, designs: np.ndarray, local: np.ndarray, relative
 
 
 def _fit_ordinary(Y: np.ndarray, designs: np.ndarray, local: np.ndarray) -> DesignFit:
-    """Ordinary least squares of each row of ``Y`` on its own design ``designs[local[row]]``, in chunks; the
-    residual sum of squares and leave-one-out SMAPE by :func:`~pmkit.fitting.kernels.design_errors`."""
+    """Ordinary least squares of each row of ``Y`` on its own design ``designs[local[row]]``: the coefficients and
+    fitted values by :func:`~pmkit.fitting.kernels.design_fits`, the residual sum of squares and leave-one-out
+    SMAPE by :func:`~pmkit.fitting.kernels.design_errors`."""
     inverses = left_inverses(designs)
     leverage = np.einsum("gnk,gkn->gn", designs, inverses)
-    count, k = len(Y), designs.shape[2]
-    coefficients = np.empty((count, k))
-    predicted = np.empty_like(Y)
-    for start in range(0, count, FIT_CHUNK):
-        part = slice(start, start + FIT_CHUNK)
-        coefficients[part] = np.einsum("sn,skn->sk", Y[part], inverses[local[part]])
-        predicted[part] = np.einsum("sk,snk->sn", coefficients[part], designs[local[part]])
+    coefficients, predicted = design_fits(Y, inverses, designs, local)
     rss, loo_smape = design_errors(Y, predicted, leverage, local)
-    return DesignFit(coefficients, predicted, rss, np.full(count, np.nan), loo_smape)
+    return DesignFit(coefficients, predicted, rss, np.full(len(Y), np.nan), loo_smape)
 
 
 def _parsimonious_choice(errors: np.ndarray, sizes: list[int], factor: float) -> np.ndarray:

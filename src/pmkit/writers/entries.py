@@ -14,7 +14,7 @@ from pmkit.modelcolumns import ModelColumns
 
 def model_entries(columns: ModelColumns, source: str, start: int, stop: int) -> list[dict[str, Any]]:
     """The entries of series ``start:stop``, in order."""
-    factors = [[f.to_json() for f in shape] for shape in columns.shapes]
+    factors = columns.shape_json()
     bounds = columns.term_start[start:stop + 1].tolist()
     first = bounds[0]
     terms = [{"coefficient": c, "factors": factors[s]} for c, s in
