@@ -452,11 +452,11 @@ def test_a_third_on_a_narrow_span_is_read_again_with_thirds_priced_as_halves() -
 def _additive_laws(exponents: tuple[float, float], weak_share: float, rule: bool,
                    monkeypatch: pytest.MonkeyPatch) -> list[set]:
     """The laws pmkit reads for 100 noisy copies (±2%, seed 3) of ``1 + 100·(x/64)^a + 100·share·(y/64)^b`` on the
-    5×5 grid 4..64, with the additive re-reading on all points (:meth:`_Search.additive_terms`) or without it."""
+    5×5 grid 4..64, with the additive re-reading on all points (:meth:`_Search.all_points`) or without it."""
     import pmkit.modelers.multiparam as multiparam
 
     if not rule:
-        monkeypatch.setattr(multiparam, "ADDITIVE_SIGNIFICANCE", 0.0)  # no statistic exceeds the upper 0% point
+        monkeypatch.setattr(multiparam, "ALL_POINTS_SIGNIFICANCE", 0.0)  # no statistic exceeds the upper 0% point
     values = np.array([4.0, 8, 16, 32, 64])
     grid = np.array([(a, b) for a in values for b in values])
     a, b = exponents
@@ -482,19 +482,21 @@ def test_common_exponents_of_an_additive_law_stay_when_read_on_all_points(monkey
     assert np.mean([law == {("x", F(1), F(0)), ("y", F(2), F(0))} for law in laws]) >= 0.8
 
 
-def test_additive_law_is_only_a_sum_of_one_factor_per_parameter() -> None:
-    from pmkit.modelers.multiparam import _additive_law, _Group
+def test_a_law_is_read_again_on_all_points_with_one_factor_for_each_of_two_parameters_or_more() -> None:
+    from pmkit.modelers.multiparam import _Group, _one_shape_law
 
     x, y = (0, F(2), F(0)), (1, F(1, 3), F(0))
 
     def group(shapes: tuple, combination: tuple) -> _Group:
         return _Group(("x", "y"), shapes, combination, np.zeros((1, 3)), ())
 
-    assert _additive_law(group((x, y), (frozenset({0}), frozenset({1})))) == (x, y)
-    assert _additive_law(group((x, y), (frozenset({0, 1}),))) is None  # a product
-    assert _additive_law(group((x, y), (frozenset({0}), frozenset({0, 1})))) is None  # a mixed law
-    assert _additive_law(group((x, (1, F(-1), F(0))), (frozenset({0}), frozenset({1})))) is None  # a falling term
-    assert _additive_law(group((x,), (frozenset({0}),))) is None  # one term: its line reads it alone
+    additive, mixed = (frozenset({0}), frozenset({1})), (frozenset({0, 1}), frozenset({0}))
+    assert _one_shape_law(group((x, y), additive)) == ((x, y), additive)
+    assert _one_shape_law(group((x, y), mixed)) == ((x, y), mixed)
+    assert _one_shape_law(group((x, y), (frozenset({0, 1}),))) is not None  # a product
+    assert _one_shape_law(group((x,), (frozenset({0}),))) is None  # one parameter: its line reads it alone
+    assert _one_shape_law(group((x, (0, F(1), F(0))), additive)) is None  # a two-term line law of x
+    assert _one_shape_law(group((x, (1, F(-1), F(0))), additive)) is None  # a falling factor
 
 
 def test_f_critical_equals_scipy_stats_upper_point() -> None:
