@@ -1306,16 +1306,23 @@ class _Search:
             table = np.array([_factor_column(self.pts, shape, self.columns) for shape in shapes])
             current = np.stack([s[:, 0] for s in slots], axis=1)  # rows × terms: indices into shapes
             Y_rows = Y[rows]
+            best = self.all_points_residuals(Y_rows, table, current, combination)
+            best[~np.isfinite(best)] = np.inf
             for _ in range(ALL_POINTS_SWEEPS):
                 for k in range(len(params)):
-                    best = np.full(rows.size, np.inf)
                     pick = current[:, k].copy()
                     for j in range(slots[k].shape[1]):
-                        trial = current.copy()
-                        trial[:, k] = slots[k][:, j]
-                        relative = self.all_points_residuals(Y_rows, table, trial, combination)
-                        smaller = np.isfinite(relative) & (relative < best)
-                        best[smaller], pick[smaller] = relative[smaller], trial[smaller, k]
+                        # only the rows whose candidate j is neither their factor now nor an earlier candidate
+                        fresh = ((slots[k][:, j] != current[:, k])
+                                 & (slots[k][:, :j] != slots[k][:, j:j + 1]).all(axis=1))
+                        at = np.flatnonzero(fresh)
+                        if at.size == 0:
+                            continue
+                        trial = current[at].copy()
+                        trial[:, k] = slots[k][at, j]
+                        relative = self.all_points_residuals(Y_rows[at], table, trial, combination)
+                        smaller = np.isfinite(relative) & (relative < best[at])
+                        best[at[smaller]], pick[at[smaller]] = relative[smaller], trial[smaller, k]
                     current[:, k] = pick
             first = np.stack([s[:, 0] for s in slots], axis=1)
             moved = np.flatnonzero((current != first).any(axis=1))
