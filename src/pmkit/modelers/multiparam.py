@@ -1253,7 +1253,9 @@ class _Search:
         SMAPE falling, :func:`_weak_wins`) 63.06 / 61.97, 0.1 63.16 / 62.09, 0.15 63.12 / 62.09, 0.25 63.12 /
         62.03 (3p full additive common within −3); a fixed ratio of residuals 1.05 63.00 / 61.94 (2p full
         additive common −4), 1.1 63.09 / 62.06; the leave-one-out SMAPE falling alone 62.84 / 61.78 (additive
-        common −7 and −6).  At 300 laws, 0.05 instead of 0.1: 64.61 / 63.52 / 14.28 (additive laws only).
+        common −7 and −6).  At 300 laws, 0.05 instead of 0.1: 64.61 / 63.52 / 14.28 (additive laws only); on the
+        adopted laws 0.05 65.84 / 64.70 / 13.63 (2p full mixed rare within −1.7), 0.2 66.17 / 65.11 / 13.75 (2p
+        full additive common lead −1.3 more, 3p full mixed common off by 2× +1.3).
         ``outcomes`` gains the variant; the result indexes into it.
         """
         from pmkit.fitting.alternatives import ranked_shapes
