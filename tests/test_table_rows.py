@@ -20,7 +20,8 @@ from pmkit.ui.layout import Column, NotedTable, plain_table, table
 from pmkit.ui.table_rows import covered
 
 WORDS = ["a", "bc", "def", "model", "2.9e-5", "+", "p²", "·", "log₂(p)", "漢字", "表格", "データ", "😀", "🚀x",
-         "é", "straße", "-1.5", "1234567", "x" * 13, "全角全角全角全角", "  ", "", "[b]markup[/b]"]
+         "é", "straße", "-1.5",
+         "a\tb", "\x00", "\x1b[1m", "e\u0301", "1234567", "x" * 13, "全角全角全角全角", "  ", "", "[b]markup[/b]"]
 STYLES = ["", "bold", "dim", "yellow", "magenta on blue", "italic red"]
 
 
