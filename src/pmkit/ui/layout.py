@@ -23,6 +23,8 @@ from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 from rich.text import Text
 
+from pmkit.ui.table_rows import covered, render_rows
+
 Piece = tuple[str, str]
 """A piece of text that is never broken, and its style."""
 
@@ -144,6 +146,14 @@ class NotedTable(Table):
     wrap at the table's: the legend of a two-column table stays a few lines, not a narrow column."""
 
     note: str = ""
+
+    def _render(self, console: Console, options: ConsoleOptions, widths: list[int]) -> RenderResult:
+        """The header and rows as rich lays them out, without its per-cell machinery where the layout is
+        pmkit's own (:func:`pmkit.ui.table_rows.covered`): the same segments, several times faster."""
+        if covered(self):
+            yield from render_rows(self, console, options, widths)
+        else:
+            yield from super()._render(console, options, widths)
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         yield from super().__rich_console__(console, options)
