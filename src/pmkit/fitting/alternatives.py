@@ -103,7 +103,8 @@ Settled by the coverage of 90% intervals at 4× the largest point (scratch runs;
   → ×19.4 at seed 7 (+28%, 79.2 → 79.6%).  Measured and not adopted (summed outside; widest growth): γ = 0.1
   9 → 7, 5 → 5, 6, 3 (21; ``log2 p`` +27%); γ = 0.15 9 → 5, 5 → 4, 6, 3 (18; ``log2 p`` +33 / +35%, 94.9%);
   γ = 0.2 9 → 6, 5 → 4, 6, 3 (19; ``log2 p`` leaves the band, 93.9 → 95.6%, ×1.50 → ×2.04, +36%, seed 7 +38%;
-  3p sparse multiplicative rare ×15.1 → ×20.0, +32%).  The one-parameter path (:func:`single_alternatives`)
+  3p sparse multiplicative rare ×15.1 → ×20.0, +32%); γ = 0.125 from σ = 1.5% 9 → 5, 5 → 4, 6, 3 (18; ``log2 p``
+  +34 / +36%, 3p sparse multiplicative rare +32%).  The one-parameter path (:func:`single_alternatives`)
   keeps its κ.
 * **A coefficient costs 4** (:data:`COEFFICIENT_PRICE`, the non-constancy threshold squared): growth
   terms fitting the noise of a constant must not weigh as much as the constant.  A constant measured
