@@ -434,6 +434,51 @@ def test_multi_parameter_sharpness_follows_the_share_of_the_grid_measured() -> N
     assert MULTI_SHARPNESS_FLOOR <= multi_sharpness(sparse) < multi_sharpness(full)
 
 
+def test_multi_parameter_sharpness_flattens_with_the_noise_the_law_leaves(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the chosen law leaves relative noise σ above :data:`NOISE_REFERENCE`, its alternatives are weighed
+    with κ·(σ/NOISE_REFERENCE)^-γ: every log weight ratio against the law shrinks by that one factor, a quiet
+    series' weights stay as they were, and a noisier series never gets a sharper κ."""
+    from pmkit.fitting import alternatives
+    from pmkit.fitting.alternatives import (
+        COMMON_SHAPES,
+        NOISE_FLATTENING,
+        NOISE_REFERENCE,
+        multi_alternatives,
+        noise_flattened,
+    )
+
+    sigma = np.array([0.0, 0.5, 1.0, 1.5, 3.0, 10.0, np.nan]) * NOISE_REFERENCE
+    factor = noise_flattened(sigma)
+    assert NOISE_FLATTENING > 0
+    np.testing.assert_array_equal(factor[[0, 1, 2, 6]], 1.0)
+    np.testing.assert_allclose(factor[3:6], np.array([1.5, 3.0, 10.0]) ** -NOISE_FLATTENING)
+    assert (np.diff(factor[:6]) <= 0).all() and factor[5] < factor[4] < factor[3] < 1
+
+    rng = np.random.default_rng(4)
+    law = 3.0 + 0.01 * GRID[:, 0] ** 0.5 * GRID[:, 1] ** 2
+    spread = np.array([0.005, 0.005, 0.2, 0.2])[:, None]  # two quiet series, two noisy ones
+    Y = law[None, :] * (1 + spread * rng.uniform(-1, 1, (4, 25)))
+    alpha, beta = np.array([[0.5, 2.0]]), np.zeros((1, 2))
+    coef = np.tile([3.0, 0.01], (4, 1))
+    common = np.broadcast_to(COMMON_SHAPES, (4, *COMMON_SHAPES.shape))
+    substitutes = {0: common, 1: common}
+    flattened = multi_alternatives(("p", "size"), GRID, Y, alpha, beta, coef, substitutes, keep=8)
+    residual = (Y - law[None, :]) / Y
+    left = np.sqrt((residual * residual).sum(axis=1) / (25 - 2))  # the law's 2 coefficients
+    expected = noise_flattened(left)
+    monkeypatch.setattr(alternatives, "NOISE_FLATTENING", 0.0)
+    sharp = multi_alternatives(("p", "size"), GRID, Y, alpha, beta, coef, substitutes, keep=8)
+    assert (left[:2] < NOISE_REFERENCE).all() and (left[2:] > 2 * NOISE_REFERENCE).all() and (expected[2:] < 1).all()
+    np.testing.assert_array_equal(flattened.alpha, sharp.alpha)  # scaling every log weight keeps their order
+    np.testing.assert_allclose(flattened.weight[:2], sharp.weight[:2], rtol=1e-12)
+    for row in (2, 3):
+        both = (flattened.weight[row, 1:] > 0) & (sharp.weight[row, 1:] > 0)
+        assert both.sum() >= 3
+        ratio = (np.log(flattened.weight[row, 1:][both] / flattened.weight[row, 0])
+                 / np.log(sharp.weight[row, 1:][both] / sharp.weight[row, 0]))
+        np.testing.assert_allclose(ratio, expected[row], rtol=1e-9)
+
+
 def test_two_factors_are_replaced_at_once() -> None:
     """The search can read both factors of a product wrong (``p^(1/2)·size³`` for ``p^(1/3)·size²``); the
     alternatives hold the law with both replaced, each by one of its line's best shapes, and there it weighs as
