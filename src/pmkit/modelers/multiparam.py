@@ -1200,14 +1200,6 @@ class _Search:
         parsimony factor, or the F-test charging one coefficient at :data:`KEEP_SIGNIFICANCE` and the
         leave-one-out SMAPE falling).  Only where x and y are measured on a full grid (grid share 1): on a
         sparse one the product is read on its few diagonal points (see the module docstring for the figures).
-        The offered shapes are the line's best among those shapes alone (:func:`_all_points_shape`, 21 of the
-        248 candidates on a 5-point line), not the offered ones among the line's 15 best of all, which left
-        fewer than 5 where mixed shapes crowded the top and fitted every candidate: on 100,000 two-parameter
-        series (``bench/end_to_end.py``'s file) ``pmkit model --json`` 23.0 / 24.2 → 19.5 / 19.0 s of CPU, two
-        runs each alternately; ``multiparam_accuracy.py --per-case 300``: 92.45 / 66.36 / 65.08 / 13.64 →
-        92.45 / 66.34 / 65.07 / 13.64 (2p full mixed rare lead and within −1 law, 3p full mixed common lead −1;
-        pairs behind Extra-P the same 3), ``--no-extrap --seed 7`` 92.07 / 66.56 / 65.07 / 12.75 → 92.07 /
-        66.56 / 65.06 / 12.74; weak scaling identical at both seeds.
         ``outcomes`` gains the variant; the result indexes into it.
         """
         from pmkit.fitting.alternatives import ranked_shapes
