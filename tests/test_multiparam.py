@@ -539,3 +539,29 @@ def test_f_critical_equals_scipy_stats_upper_point() -> None:
     for level in (0.01, 0.05):
         np.testing.assert_array_equal(_f_critical(level, d1, d2), f.isf(level, d1, d2))
     assert _f_critical(0.05, np.array([1]), np.array([20]))[0] > _f_critical(0.05, np.array([1]), np.array([200]))[0]
+
+
+def test_all_points_ranks_its_offered_shapes_among_themselves():
+    """The shapes all_points offers are growing powers or log powers of denominator ≤ 3, ranked on the line
+    among those alone: the same order as ranking every candidate and keeping the offered ones."""
+    from pmkit.fitting.alternatives import candidates, ranked_shapes
+    from pmkit.fitting.refinement import RefineSettings
+    from pmkit.modelers.multiparam import _all_points_shape
+
+    x = np.array([60.0, 120.0, 180.0, 240.0, 300.0])
+    settings = RefineSettings()
+    cands = candidates(x, settings)
+    offered = _all_points_shape(cands.alpha, cands.beta)
+    assert 0 < offered.sum() < cands.alpha.size
+    for alpha, beta in zip(cands.alpha[offered], cands.beta[offered], strict=True):
+        assert (alpha > 0 or beta > 0) and (alpha == 0 or beta == 0)
+        assert F(alpha).limit_denominator(100).denominator <= 3
+    Y = np.vstack([2 + 0.5 * x ** (4 / 3), 1 + np.log2(x) ** 2, 3 + x ** 0.5 * np.log2(x)])
+    Y = Y * (1 + np.random.default_rng(3).uniform(-0.01, 0.01, Y.shape))
+    whole = ranked_shapes(x, Y, settings, cands.alpha.size)
+    among = ranked_shapes(x, Y, settings, 5, among=_all_points_shape)
+    assert among.shape == (3, 5, 2)
+    for row in range(3):
+        kept = [tuple(s) for s in whole[row] if _all_points_shape(np.array([s[0]]), np.array([s[1]]))[0]]
+        assert [tuple(s) for s in among[row]] == kept[:5]
+    assert tuple(among[0, 0]) == (4 / 3, 0.0)  # the true shape ranks first

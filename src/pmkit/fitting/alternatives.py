@@ -130,7 +130,7 @@ neighbours), ``size²`` at ±10% with one repetition (95–99%, ×11), the addit
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
@@ -394,10 +394,17 @@ COMMON_SHAPES = np.array(COMMON_EXPONENTS, dtype=float)
 span the line's best shapes are all alike, and the common laws they crowd out must be weighed too."""
 
 
-def ranked_shapes(x: np.ndarray, Y: np.ndarray, settings: RefineSettings, count: int) -> np.ndarray:
+def ranked_shapes(x: np.ndarray, Y: np.ndarray, settings: RefineSettings, count: int,
+                  among: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None) -> np.ndarray:
     """Per row of ``Y`` (a line of the grid), the ``count`` one-parameter shapes (α, β) with the smallest
-    penalised criterion: (rows × count × 2); the constant model is (0, 0)."""
+    penalised criterion: (rows × count × 2); the constant model is (0, 0).  ``among(alpha, beta)``, a mask
+    of the candidates, ranks those alone (fitting only them: a tenth of the start table for the growing
+    powers and log powers :meth:`~pmkit.modelers.multiparam._Search.all_points` offers)."""
     cands = candidates(np.asarray(x, dtype=float), settings)
+    if among is not None:
+        keep = among(cands.alpha, cands.beta)
+        cands = Candidates(cands.basis[keep], cands.alpha[keep], cands.beta[keep], cands.penalty[keep],
+                           cands.positive[keep])
     _, crit = candidate_criteria(Y, cands)
     order = smallest(crit, count)
     return np.stack([cands.alpha[order], cands.beta[order]], axis=2)

@@ -927,6 +927,15 @@ ALL_POINTS_SIGNIFICANCE = 0.1
 (:func:`_all_points_wins`; see :meth:`_Search.all_points` for the figures that chose it)."""
 
 
+def _all_points_shape(alpha: np.ndarray, beta: np.ndarray) -> np.ndarray:
+    """Which shapes (α, β) :meth:`_Search.all_points` offers: growing powers or log powers, not both, of
+    denominator :data:`ALL_POINTS_DENOMINATOR` at most."""
+    grows = (alpha > 0) | ((alpha == 0) & (beta > 0))
+    simple = (np.isclose(alpha * ALL_POINTS_DENOMINATOR, np.round(alpha * ALL_POINTS_DENOMINATOR))
+              & np.isclose(beta, np.round(beta)) & ((alpha == 0) | (beta == 0)))
+    return grows & simple
+
+
 def _all_points_wins(base: _Outcome, variant: _Outcome, n: int) -> np.ndarray:
     """Per series, whether the variant read on all the points (:meth:`_Search.all_points`, as many terms) replaces
     the choice: an F-test on the relative residual sums of squares charging the new exponents one coefficient, at
@@ -1323,6 +1332,14 @@ class _Search:
         sparse additive rare lead / within 63.3 → 69.0 / 57.3 → 62.3 (seed 7 56.7 → 62.0 / 57.7 → 62.0), 3p sparse
         55.7 → 59.7 / 51.7 → 55.0; falls 3p sparse additive common within 75.7 → 72.3 and lead 85.7 → 83.7 (seed 7
         lead 85.0 → 83.0, 2p sparse additive common within 77.7 → 76.0); weak scaling identical.
+        The offered shapes are the line's best among those shapes alone (:func:`_all_points_shape`, 21 of the
+        248 candidates on a 5-point line), not the offered ones among the line's 15 best of all, which left
+        fewer than 5 where mixed shapes crowded the top and fitted every candidate: on 100,000 two-parameter
+        series (``bench/end_to_end.py``'s file) ``pmkit model --json`` 23.0 / 24.2 → 19.5 / 19.0 s of CPU, two
+        runs each alternately; ``multiparam_accuracy.py --per-case 300``: 92.45 / 66.36 / 65.08 / 13.64 →
+        92.45 / 66.34 / 65.07 / 13.64 (2p full mixed rare lead and within −1 law, 3p full mixed common lead −1;
+        pairs behind Extra-P the same 3), ``--no-extrap --seed 7`` 92.07 / 66.56 / 65.07 / 12.75 → 92.07 /
+        66.56 / 65.06 / 12.74; weak scaling identical at both seeds.
         ``outcomes`` gains the variant; the result indexes into it.
         """
         from pmkit.fitting.alternatives import ranked_shapes
@@ -1355,17 +1372,9 @@ class _Search:
                 columns = [first]
                 line = lines[p]
                 if line is not None:
-                    ranked = ranked_shapes(line.values, rowwise(Y[rows], line.average), self.settings,
-                                           3 * ALL_POINTS_RANKED)
-                    grows = (ranked[:, :, 0] > 0) | ((ranked[:, :, 0] == 0) & (ranked[:, :, 1] > 0))
-                    simple = (np.isclose(ranked[:, :, 0] * ALL_POINTS_DENOMINATOR,
-                                         np.round(ranked[:, :, 0] * ALL_POINTS_DENOMINATOR))
-                              & np.isclose(ranked[:, :, 1], np.round(ranked[:, :, 1])))
-                    simple &= (ranked[:, :, 0] == 0) | (ranked[:, :, 1] == 0)
-                    usable = grows & simple
-                    order = np.argsort(~usable, axis=1, kind="stable")[:, :ALL_POINTS_RANKED]
-                    chosen = np.take_along_axis(ranked, order[:, :, None], axis=1)
-                    ok = np.take_along_axis(usable, order, axis=1)
+                    chosen = ranked_shapes(line.values, rowwise(Y[rows], line.average), self.settings,
+                                           ALL_POINTS_RANKED, among=_all_points_shape)
+                    ok = np.ones(chosen.shape[:2], dtype=bool)
                     unique, inverse = np.unique(chosen.reshape(-1, 2), axis=0, return_inverse=True)
                     mapped = np.array([index.setdefault((p, Fraction(a).limit_denominator(100),
                                                            Fraction(b).limit_denominator(100)), len(index))
