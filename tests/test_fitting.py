@@ -608,3 +608,18 @@ def test_distinct_equals_numpy_unique(count, low, high) -> None:
     for a, b in zip(got, np.unique(values, return_index=True, return_inverse=True), strict=True):
         np.testing.assert_array_equal(a, b.reshape(-1))
     assert count == 0 or ((values[got[1]] == got[0]).all() and got[2].max() == len(got[0]) - 1)
+
+
+@pytest.mark.parametrize("shape, high, dtype", [((0, 2), 5, np.int64), ((1, 3), 4, np.int64),
+                                                ((30_000, 2), 40, np.int64), ((5000, 3), 300, np.int32),
+                                                ((2000, 4), 2**20, np.int64), ((100, 2), 7, np.float64)])
+def test_distinct_rows_equal_numpy_unique_of_rows(shape, high, dtype) -> None:
+    from pmkit.fitting.distinct import distinct_rows
+
+    rows = np.random.default_rng(shape[0]).integers(0, high, shape).astype(dtype)
+    keys, inverse = distinct_rows(rows)
+    want_keys, want_inverse = np.unique(rows, axis=0, return_inverse=True)
+    np.testing.assert_array_equal(keys, want_keys)
+    np.testing.assert_array_equal(inverse, want_inverse.reshape(-1))
+    assert keys.dtype == rows.dtype and inverse.shape == (shape[0],)
+    assert shape[0] == 0 or (keys[inverse] == rows).all()

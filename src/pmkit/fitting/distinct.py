@@ -35,3 +35,24 @@ def distinct(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     first = np.full(len(uniq), values.size, dtype=np.int64)
     np.minimum.at(first, inverse, np.arange(values.size, dtype=np.int64))
     return uniq, first, inverse
+
+
+def distinct_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(rows, axis=0, return_inverse=True)`` of a two-dimensional array of non-negative integers
+    (laws as indices into a table of shapes, one column per term): each row read as one number in base (the
+    largest value + 1), so that the numbers order as the rows do, and numbered by :func:`distinct`, not by
+    sorting rows (``all_points`` groups ~100,000 rows 92 times per two-parameter model set: 1.4 s of
+    ``np.unique`` there)."""
+    rows = np.asarray(rows)
+    if rows.ndim != 2 or rows.size == 0 or rows.dtype.kind not in "iu" or rows.min() < 0:
+        keys, inverse = np.unique(rows, axis=0, return_inverse=True)
+        return keys, inverse.reshape(-1)
+    base = int(rows.max()) + 1
+    if base ** rows.shape[1] >= 1 << 62:
+        keys, inverse = np.unique(rows, axis=0, return_inverse=True)
+        return keys, inverse.reshape(-1)
+    code = np.zeros(len(rows), dtype=np.int64)
+    for column in rows.T:
+        code = code * base + column.astype(np.int64)
+    _, first, inverse = distinct(code)
+    return rows[first], inverse

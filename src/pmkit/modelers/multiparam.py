@@ -253,7 +253,7 @@ import numpy as np
 
 from pmkit.constraints import Constraint
 from pmkit.fitting.alternatives import COMMON_EXPONENTS, grid_share
-from pmkit.fitting.distinct import distinct
+from pmkit.fitting.distinct import distinct, distinct_rows
 from pmkit.fitting.kernels import contributions, design_errors, design_fits, fit_errors
 from pmkit.fitting.leastsquares import (
     DesignFit,
@@ -1270,7 +1270,7 @@ class _Search:
             law[at[first_entry], 0], law[at[first_entry], 1] = local[first_entry], pair_of[first_entry]
             best = best_of_row
             found = np.isfinite(best)
-            keys, first_of = np.unique(law[found], axis=0, return_inverse=True)
+            keys, first_of = distinct_rows(law[found])
             # each key's rows in ascending order, from one stable sort (not a mask over all rows per key)
             by_key = np.flatnonzero(found)[np.argsort(first_of.reshape(-1), kind="stable")]
             bounds = np.searchsorted(np.sort(first_of.reshape(-1)), np.arange(len(keys) + 1))
@@ -1407,8 +1407,7 @@ class _Search:
             moved = np.flatnonzero((current != first).any(axis=1))
             if moved.size == 0:
                 continue
-            keys, inverse = np.unique(current[moved], axis=0, return_inverse=True)
-            inverse = inverse.reshape(-1)
+            keys, inverse = distinct_rows(current[moved])
             for g, key in enumerate(keys.tolist()):
                 picked = moved[inverse == g]
                 group_shapes = tuple(shapes[i] for i in key)
@@ -1518,7 +1517,7 @@ class _Search:
         """Per row of ``Y``, the relative residual sum of squares of the additive law whose factors are the
         columns ``table[laws[row]]`` (one per term), fitted by least squares; the rows sharing a law in one
         pass."""
-        keys, local = np.unique(laws, axis=0, return_inverse=True)
+        keys, local = distinct_rows(laws)
         factors = table[keys]  # laws × terms × points
         fit = _fit_ordinary(Y, _designs(factors, combination), local.reshape(-1))
         with np.errstate(all="ignore"):
