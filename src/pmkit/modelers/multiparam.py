@@ -942,11 +942,18 @@ def _all_points_wins(base: _Outcome, variant: _Outcome, n: int) -> np.ndarray:
     :data:`ALL_POINTS_SIGNIFICANCE`.  A test rather than a fixed ratio, as a ratio means more on 125 points than on
     25: the ratios that split gains from losses on the scratch runs were ~1.1 on 25 points and ~1.02 on 125, both
     near p = 0.1 (see :meth:`_Search.all_points`)."""
+    return (np.isfinite(variant.error) & (variant.size == base.size)
+            & _one_coefficient_test(base, variant, n, ALL_POINTS_SIGNIFICANCE))
+
+
+def _one_coefficient_test(base: _Outcome, variant: _Outcome, n: int, level: float) -> np.ndarray:
+    """Per series, whether the variant's relative residual sum of squares on ``n`` points falls below the base's
+    by more than noise: an F-test charging the variant one coefficient more than the base, at ``level``."""
     dof = n - 1 - base.size - 1
     with np.errstate(all="ignore"):
         statistic = (base.relative_rss - variant.relative_rss) / (variant.relative_rss / dof)
-        critical = _f_critical(ALL_POINTS_SIGNIFICANCE, np.ones_like(dof), np.maximum(dof, 1))
-    return np.isfinite(variant.error) & (variant.size == base.size) & (dof > 0) & (statistic > critical)
+        critical = _f_critical(level, np.ones_like(dof), np.maximum(dof, 1))
+    return (dof > 0) & (statistic > critical)
 
 
 DROPPED_SIGNIFICANCE = 0.01
@@ -982,13 +989,9 @@ def _dropped_wins(base: _Outcome, variant: _Outcome, n: int) -> np.ndarray:
     series has repetitions) passed where the law itself missed by more than the noise — ``log2 p`` and ``size²``
     on the weak-scaling protocol at three repetitions gained the other parameter (``--per-case 100 --no-extrap``:
     right sets 97.87 → 97.83, within 72.65 → 72.63), and no case rose beyond the residuals' test."""
-    dof = n - 1 - base.size - 1
-    with np.errstate(all="ignore"):
-        statistic = (base.relative_rss - variant.relative_rss) / (variant.relative_rss / dof)
-        critical = _f_critical(DROPPED_SIGNIFICANCE, np.ones_like(dof), np.maximum(dof, 1))
     rounding = base.relative_rss <= n * ROUNDING_RESIDUAL**2
-    return (np.isfinite(variant.error) & (dof > 0) & (statistic > critical) & (variant.error < base.error)
-            & ~rounding)
+    return (np.isfinite(variant.error) & _one_coefficient_test(base, variant, n, DROPPED_SIGNIFICANCE)
+            & (variant.error < base.error) & ~rounding)
 
 
 SPLIT_RANKED = 5
@@ -1300,7 +1303,7 @@ class _Search:
         ``x³``, ``x^(5/3)`` → ``x²``), and re-reading the same line (:meth:`thirds`) cannot see more than the line
         shows.  All the points can: each factor is offered its parameter's :data:`ALL_POINTS_RANKED` best growing
         shapes on its line that are powers or log powers of denominator :data:`ALL_POINTS_DENOMINATOR` at most
-        (taken from the line's 15 best), the parameters one after the other with the others' best so far
+        (ranked among themselves, last paragraph), the parameters one after the other with the others' best so far
         (:data:`ALL_POINTS_SWEEPS` times), each kept by the smallest relative residuals of the whole law fitted to
         all the points — no price there, so a third competes with a half or a whole on its fit alone; the law
         found replaces the choice where :func:`_all_points_wins` says so.  Only where every line of the law's
@@ -1374,12 +1377,11 @@ class _Search:
                 if line is not None:
                     chosen = ranked_shapes(line.values, rowwise(Y[rows], line.average), self.settings,
                                            ALL_POINTS_RANKED, among=_all_points_shape)
-                    ok = np.ones(chosen.shape[:2], dtype=bool)
                     unique, inverse = np.unique(chosen.reshape(-1, 2), axis=0, return_inverse=True)
                     mapped = np.array([index.setdefault((p, Fraction(a).limit_denominator(100),
                                                            Fraction(b).limit_denominator(100)), len(index))
                                        for a, b in unique.tolist()])[inverse.reshape(-1)].reshape(rows.size, -1)
-                    columns += [np.where(ok[:, j], mapped[:, j], first) for j in range(mapped.shape[1])]
+                    columns += list(mapped.T)
                 slots.append(np.stack(columns, axis=1))
             shapes = list(index)
             table = np.array([_factor_column(self.pts, shape, self.columns) for shape in shapes])
