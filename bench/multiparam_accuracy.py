@@ -85,7 +85,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             run.console.log(f"{label}: {values.shape[0]} series")
             run.score(run.model(params, points, values, target), cases, target, rates, label)
     report(run.console, run.tools, rates, n)
-    targets(run.console, run.tools, rates)
+    targets(run.console, run.tools, rates, discord=run.discord)
     run.finish(rates)
     return 0
 

@@ -13,6 +13,10 @@ grid:
 * ``off 2×``: the prediction is more than twice or less than half the true value (or missing);
 * ``covered`` / ``width``: pmkit's 90% prediction interval contains the true value; its width as
   high/low (pmkit only).
+
+The closing lines (:func:`targets`) say whether a shortfall against Extra-P or a coverage outside 85–95%
+is more than sampling error: a shortfall with the series only one tool got right and McNemar's exact
+p-value, a case's coverage with its 95% Clopper–Pearson interval.
 """
 
 from __future__ import annotations
@@ -204,7 +208,37 @@ class Scores:
         has = np.isfinite(self.width)
         out["covered"] = 100.0 * float(self.covered[has].mean()) if has.any() else math.nan
         out["width"] = float(np.median(self.width[has])) if has.any() else math.nan
+        out["intervals"] = float(has.sum())
         return out
+
+    def discordant(self, rival: Scores) -> dict[str, tuple[int, int]]:
+        """Per score, the series only this tool got right and those only ``rival`` got right: the pairs
+        :func:`mcnemar` tests (the series both got right or both missed say nothing about which is better)."""
+        return {name: (int((getattr(self, name) & ~getattr(rival, name)).sum()),
+                       int((~getattr(self, name) & getattr(rival, name)).sum()))
+                for name in ("params", "lead", "within")}
+
+
+def mcnemar(only_first: int, only_second: int) -> float:
+    """Exact two-sided McNemar p-value: how likely a split of the discordant series at least this uneven
+    is when both tools are equally good (each discordant series a fair coin)."""
+    n = only_first + only_second
+    if n == 0:
+        return 1.0
+    k = min(only_first, only_second)
+    tail = sum(math.comb(n, i) for i in range(k + 1)) / 2.0 ** n
+    return min(1.0, 2.0 * tail)
+
+
+def coverage_band(covered: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Clopper–Pearson interval (%) of a coverage rate seen as ``covered`` of ``n``: whether a case outside
+    85–95% is outside by more than its sampling error (about ±3.4 points at 300 series)."""
+    from scipy.stats import beta
+
+    alpha = 1.0 - confidence
+    low = beta.ppf(alpha / 2, covered, n - covered + 1) if covered > 0 else 0.0
+    high = beta.ppf(1 - alpha / 2, covered + 1, n - covered) if covered < n else 1.0
+    return 100.0 * float(low), 100.0 * float(high)
 
 
 def score(functions: Sequence[Function | None], laws: Laws, target: Sequence[float],
@@ -280,6 +314,7 @@ class Run:
     options: dict
     tools: list[str]
     seconds: dict
+    discord: dict
 
     @classmethod
     def start(cls, doc: str, argv: Sequence[str] | None, per_case: int, seed: int, chunk: int) -> Run:
@@ -293,7 +328,7 @@ class Run:
         console = Console(width=None if sys.stdout.isatty() else 150)
         pm = " ".join(["pmkit", *args.option])
         tools = [pm] + ([] if args.no_extrap else [f"Extra-P {m}" for m in EXTRAP])
-        return cls(args, console, parse_assignments(args.option), tools, dict.fromkeys(tools, 0.0))
+        return cls(args, console, parse_assignments(args.option), tools, dict.fromkeys(tools, 0.0), {})
 
     def header(self, text: str) -> None:
         self.console.print(text + ("" if self.args.no_extrap else f"; Extra-P {extrap_version()}"))
@@ -315,11 +350,15 @@ class Run:
     def score(self, results: dict, cases: Sequence[Laws], target: Sequence[float], rates: dict, label: str) -> None:
         """Score every tool on every case (``cases`` in the order of the series) into ``rates[label]``."""
         n = self.args.per_case
-        for tool, (functions, intervals) in results.items():
-            for k, laws in enumerate(cases):
+        pm = self.tools[0]
+        for k, laws in enumerate(cases):
+            per = {}
+            for tool, (functions, intervals) in results.items():
                 part = None if intervals is None else intervals[k * n:(k + 1) * n]
-                scores = score(functions[k * n:(k + 1) * n], laws, target, part)
-                rates.setdefault(label, {}).setdefault(laws.label, {})[tool] = scores.rates()
+                per[tool] = score(functions[k * n:(k + 1) * n], laws, target, part)
+                rates.setdefault(label, {}).setdefault(laws.label, {})[tool] = per[tool].rates()
+            for tool in self.tools[1:]:
+                self.discord.setdefault(label, {}).setdefault(laws.label, {})[tool] = per[pm].discordant(per[tool])
 
     def finish(self, rates: dict) -> None:
         for tool in self.tools:
@@ -327,7 +366,7 @@ class Run:
         if self.args.json:
             with open(self.args.json, "w") as out:
                 json.dump({"per_case": self.args.per_case, "seed": self.args.seed, "options": self.options,
-                           "rates": rates, "seconds": self.seconds}, out, indent=1)
+                           "rates": rates, "seconds": self.seconds, "discordant": self.discord}, out, indent=1)
 
 
 def run_main(main) -> None:
@@ -342,10 +381,13 @@ def run_main(main) -> None:
         sys.exit(2)
 
 
-def targets(console: Console, tools: list[str], rates: dict, off2_at: str | None = None) -> None:
+def targets(console: Console, tools: list[str], rates: dict, off2_at: str | None = None,
+            discord: dict | None = None) -> None:
     """Issue 18's targets: (at ``off2_at`` noise) predictions off by more than 2× on ≤ 5% of series, for
     every tool; right parameter sets, lead exponents and predictions within 5% at least Extra-P's in
-    every case (each shortfall listed); 90% intervals covering 85–95% per case."""
+    every case (each shortfall listed with the series only one tool got right and their exact McNemar
+    p-value, from ``discord``: :meth:`Run.score`'s pairs); 90% intervals covering 85–95% per case (each
+    case outside listed with its 95% Clopper–Pearson interval)."""
     pm = tools[0]
     if off2_at is not None:
         for tool in tools:
@@ -354,7 +396,8 @@ def targets(console: Console, tools: list[str], rates: dict, off2_at: str | None
             console.print(f"{off2_at}: {tool} off by more than 2× on {np.mean(at):.1f}% of series (target ≤ 5%; "
                           f"worst case {max(at):.0f}%)")
     for rival in tools[1:]:
-        behind = [f"{label} {case} {key} {per[pm][key]:.0f} < {per[rival][key]:.0f}"
+        behind = [f"{label} {case} {key} {per[pm][key]:.1f} < {per[rival][key]:.1f}"
+                  + _discordant_text(discord, label, case, rival, key)
                   for label, cases in rates.items() for case, per in cases.items()
                   for key in ("params", "lead", "within") if per[pm][key] < per[rival][key]]
         console.print(f"at least {rival}'s in every case: " + ("yes" if not behind else f"NO, {len(behind)} of "
@@ -363,6 +406,24 @@ def targets(console: Console, tools: list[str], rates: dict, off2_at: str | None
             console.print(f"  {line}")
     covered = [per[pm]["covered"] for cases in rates.values() for per in cases.values()]
     if np.isfinite(covered).any():
-        outside = sum(1 for c in covered if not 85 <= c <= 95)
+        outside = [(label, case, per[pm]) for label, cases in rates.items() for case, per in cases.items()
+                   if not 85 <= per[pm]["covered"] <= 95]
         console.print(f"90% intervals: coverage {min(covered):.0f}–{max(covered):.0f}% per case, "
-                      f"{np.nanmean(covered):.1f}% overall; {outside} of {len(covered)} cases outside 85–95%")
+                      f"{np.nanmean(covered):.1f}% overall; {len(outside)} of {len(covered)} cases outside 85–95%"
+                      + (":" if outside else ""))
+        for label, case, r in outside:
+            n = int(r.get("intervals", 0))
+            band = ""
+            if n:
+                low, high = coverage_band(round(r["covered"] * n / 100), n)
+                verdict = "overlaps" if low <= 95 and high >= 85 else "misses"
+                band = f" (95% CI {low:.1f}–{high:.1f}%: {verdict} 85–95%)"
+            console.print(f"  {label} {case} {r['covered']:.1f}%{band}")
+
+
+def _discordant_text(discord: dict | None, label: str, case: str, rival: str, key: str) -> str:
+    """`` (pmkit alone b, rival alone c, McNemar p)`` for one shortfall, or nothing without the pairs."""
+    if not discord:
+        return ""
+    mine, theirs = discord[label][case][rival][key]
+    return f" (only pmkit right {mine}, only {rival} {theirs}; McNemar p = {mcnemar(mine, theirs):.2g})"

@@ -65,7 +65,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             run.console.log(f"{label}: {values.shape[0]} series")
             run.score(run.model(PARAMETERS, GRID, values, TARGET), cases, TARGET, rates, label)
     report(run.console, run.tools, rates, n)
-    targets(run.console, run.tools, rates, off2_at="±5%")
+    targets(run.console, run.tools, rates, off2_at="±5%", discord=run.discord)
     run.finish(rates)
     return 0
 
