@@ -202,6 +202,9 @@ class Scores:
     off2: np.ndarray
     covered: np.ndarray
     width: np.ndarray
+    warned: np.ndarray
+    """The interval reaches more than 2× away from the prediction (high > 2·value or low < value/2): it
+    tells the user the prediction may be off by 2×."""
 
     def rates(self) -> dict[str, float]:
         out = {name: 100.0 * float(getattr(self, name).mean()) for name in ("params", "lead", "within", "off2")}
@@ -209,6 +212,11 @@ class Scores:
         out["covered"] = 100.0 * float(self.covered[has].mean()) if has.any() else math.nan
         out["width"] = float(np.median(self.width[has])) if has.any() else math.nan
         out["intervals"] = float(has.sum())
+        if has.any():
+            off, fine = has & self.off2, has & ~self.off2
+            out["warned_off2"] = 100.0 * float(self.warned[off].mean()) if off.any() else math.nan
+            out["warned_fine"] = 100.0 * float(self.warned[fine].mean()) if fine.any() else math.nan
+            out["n_off2"] = float(off.sum())
         return out
 
     def discordant(self, rival: Scores) -> dict[str, tuple[int, int]]:
@@ -259,13 +267,15 @@ def score(functions: Sequence[Function | None], laws: Laws, target: Sequence[flo
         ratio = value / truth[i] if truth[i] != 0 else math.inf
         off2[i] = not (0.5 <= ratio <= 2.0)
     covered = np.zeros(n, dtype=bool)
+    warned = np.zeros(n, dtype=bool)
     width = np.full(n, np.nan)
     if intervals is not None and np.isfinite(intervals).any():
-        low, high = intervals[:, 1], intervals[:, 2]
+        value, low, high = intervals[:, 0], intervals[:, 1], intervals[:, 2]
         covered = (low <= truth) & (truth <= high)
         with np.errstate(all="ignore"):
             width = np.where((low > 0) & np.isfinite(high), high / low, np.nan)
-    return Scores(params, lead, within, off2, covered, width)
+            warned = (high > 2 * np.abs(value)) | (low < np.abs(value) / 2)
+    return Scores(params, lead, within, off2, covered, width, warned)
 
 
 def cell(r: dict, intervals: bool) -> str:
@@ -299,7 +309,7 @@ def report(console: Console, tools: list[str], rates: dict, per_case: int) -> No
         table.add_section()
     totals["all"] = totals.pop("all")
     for key, per in totals.items():
-        means = {t: {k: _mean([r[k] for r in rs]) for k in rs[0]} for t, rs in per.items()}
+        means = {t: {k: _mean([r.get(k, math.nan) for r in rs]) for k in rs[0]} for t, rs in per.items()}
         table.add_row(key if key == "all" else "", "all" if key == "all" else f"mean {key}",
                       *(cell(means[t], t == pm) for t in tools), style="bold")
     console.print(table)
@@ -395,6 +405,7 @@ def targets(console: Console, tools: list[str], rates: dict, off2_at: str | None
                   for per in cases.values()]
             console.print(f"{off2_at}: {tool} off by more than 2× on {np.mean(at):.1f}% of series (target ≤ 5%; "
                           f"worst case {max(at):.0f}%)")
+    _warnings(console, pm, rates, off2_at or "")
     for rival in tools[1:]:
         behind = [f"{label} {case} {key} {per[pm][key]:.1f} < {per[rival][key]:.1f}"
                   + _discordant_text(discord, label, case, rival, key)
@@ -419,6 +430,29 @@ def targets(console: Console, tools: list[str], rates: dict, off2_at: str | None
                 verdict = "overlaps" if low <= 95 and high >= 85 else "misses"
                 band = f" (95% CI {low:.1f}–{high:.1f}%: {verdict} 85–95%)"
             console.print(f"  {label} {case} {r['covered']:.1f}%{band}")
+
+
+def _warnings(console: Console, pm: str, rates: dict, off2_at: str) -> None:
+    """Whether pmkit tells the user which predictions are off by 2× (issue 18: "neither tool tells the
+    user which ones"): at ``off2_at`` noise, how many of them have an interval reaching more than 2× away
+    from the prediction, against how many of the predictions within 2× do (each case weighed by its
+    series off by 2×, resp. within); every case where ``off2_at`` is empty."""
+    per = [c[pm] for label, cases in rates.items() if label.startswith(off2_at) for c in cases.values()
+           if "warned_off2" in c[pm]]
+    off = sum(r["n_off2"] for r in per)
+    fine = sum(r["intervals"] - r["n_off2"] for r in per)
+    if not per or off == 0:
+        return
+    caught = sum(r["warned_off2"] * r["n_off2"] for r in per if r["n_off2"]) / off
+    alarms = sum(r["warned_fine"] * (r["intervals"] - r["n_off2"]) for r in per
+                 if r["intervals"] > r["n_off2"]) / fine
+    at = off2_at or "all cases"
+    console.print(f"{at}: pmkit's 90% interval reaches beyond 2× of its prediction on {caught:.0f}% of the "
+                  f"{off:.0f} predictions off by 2× and on {alarms:.0f}% of the {fine:.0f} others")
+    missed = off * (1 - caught / 100)
+    quiet = missed + fine * (1 - alarms / 100)
+    console.print(f"{at}: of the {quiet:.0f} predictions whose interval stays within 2×, {100 * missed / quiet:.1f}% "
+                  "are off by 2× (target for all ≤ 5%)")
 
 
 def _discordant_text(discord: dict | None, label: str, case: str, rival: str, key: str) -> str:

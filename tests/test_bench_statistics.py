@@ -37,7 +37,17 @@ def test_coverage_band_is_clopper_pearson(covered: int, n: int) -> None:
 def test_discordant_counts_only_the_series_one_tool_got_right() -> None:
     def scores(params: list[bool]) -> multistudy.Scores:
         flags = np.array(params)
-        return multistudy.Scores(flags, flags, ~flags, ~flags, flags, np.full(flags.size, np.nan))
+        return multistudy.Scores(flags, flags, ~flags, ~flags, flags, np.full(flags.size, np.nan), flags)
 
     mine, theirs = scores([True, True, False, False]), scores([True, False, True, True])
     assert mine.discordant(theirs) == {"params": (1, 2), "lead": (1, 2), "within": (2, 1)}
+
+
+def test_rates_count_the_warned_predictions_among_those_off_by_two() -> None:
+    off2 = np.array([True, True, False, False, False, False])
+    warned = np.array([True, False, True, False, False, False])
+    flags = np.ones(6, dtype=bool)
+    rates = multistudy.Scores(flags, flags, flags, off2, flags, np.full(6, 3.0), warned).rates()
+    assert rates["n_off2"] == 2
+    assert rates["warned_off2"] == pytest.approx(50.0)
+    assert rates["warned_fine"] == pytest.approx(25.0)
