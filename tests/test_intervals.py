@@ -520,6 +520,28 @@ def test_several_parameters_keep_more_alternatives_than_one() -> None:
     assert one.uncertainty.table().weight.shape[1] == KEEP
 
 
+def test_a_sparse_design_keeps_more_alternatives_than_a_full_grid() -> None:
+    """Where the design measures part of the grid (the lines and a diagonal) κ is at its floor and the weights are
+    flat: a law of three parameters there keeps :data:`SPARSE_KEEP` alternatives, more than a full grid's
+    :data:`MULTI_KEEP`, and some series fill the places beyond the full grid's."""
+    from pmkit.fitting.alternatives import MULTI_KEEP, SPARSE_KEEP, multi_keep
+
+    values = (4.0, 8.0, 16.0, 32.0, 64.0)
+    three = np.array([(x, y, z) for x in values for y in values for z in values])
+    sparse = np.array([p for p in three if (p == 4).sum() >= 2 or (p[0] == p[1] == p[2] and 8 <= p[0] <= 32)])
+    assert multi_keep(three) == MULTI_KEEP and multi_keep(GRID) == MULTI_KEEP
+    assert multi_keep(sparse) == SPARSE_KEEP > MULTI_KEEP
+    rng = np.random.default_rng(5)
+    exact = 1.0 + 0.01 * sparse[:, 0] ** 1.5 + 0.02 * sparse[:, 1] ** (2 / 3) + 0.5 * np.log2(sparse[:, 2]) ** 2
+    measured = exact[None, :, None] * (1 + rng.uniform(-0.02, 0.02, (8, len(sparse), 1)))
+    table = pmkit.model(experiment(("x", "y", "z"), sparse, measured)).uncertainty.table()
+    assert table.weight.shape[1] == SPARSE_KEEP
+    filled = (np.abs(table.coef).sum(axis=2) > 0).sum(axis=1)
+    assert (filled > MULTI_KEEP).any()
+    full = (1.0 + 0.01 * three[:, 0] ** 1.5 + 0.5 * np.log2(three[:, 2]) ** 2)[None, :, None] * np.ones((2, 125, 1))
+    assert pmkit.model(experiment(("x", "y", "z"), three, full)).uncertainty.table().weight.shape[1] == MULTI_KEEP
+
+
 def test_multi_parameter_sharpness_grows_with_the_points_measured() -> None:
     """On a full grid of 125 points the same ratio of fits is stronger evidence than on 25: κ is
     ``(125/25)^SHARPNESS_GROWTH`` times sharper; a sparse design stays at the floor."""

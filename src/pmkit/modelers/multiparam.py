@@ -603,13 +603,15 @@ def _alternatives(batch: SeriesBatch, data: SeriesData, results: _Results,
         MULTI_KEEP,
         SUBSTITUTES,
         multi_alternatives,
+        multi_keep,
         ranked_shapes,
         repetition_noise,
     )
 
     n_params = len(batch.parameters)
     terms = 1 + max([len(c) for g in results.groups if g.combination for c in term_combinations(g.shapes)] + [1])
-    table = AlternativeTable.empty(batch.parameters, len(batch), MULTI_KEEP, terms)
+    keep = max([multi_keep(batch.points[cols]) for cols, _ in contexts] + [MULTI_KEEP])  # a sparse design keeps more
+    table = AlternativeTable.empty(batch.parameters, len(batch), keep, terms)
     table.weight[:] = 0.0
     for g, group in enumerate(results.groups):
         rows = results.rows[g]
