@@ -178,9 +178,39 @@ def test_plugins_lists_options_for_the_command_line(pmkit_cli):
     assert options["measure"]["choices"] == ["mean", "median", "min", "max"]
     listing = pmkit_cli("plugins", "--options", columns=80)
     assert listing.returncode == 0, listing.stderr
-    assert "acceptance=1.5" in listing.stdout and "nonconstancy=2.0" in listing.stdout
+    assert "acceptance=1.5" in listing.stdout and "nonconstancy=2:" in listing.stdout
     assert max(len(line) for line in listing.stdout.splitlines()) <= 80
+    # defaults as they are typed: -R locations=true, not Python's True
+    assert "locations=true:" in listing.stdout and "=True" not in listing.stdout and "=False" not in listing.stdout
     assert "paper" not in listing.stdout, "users do not have the papers: help says what the option does"
+
+
+def test_plugins_help_names_every_plugin_option_flag(pmkit_cli):
+    """``pmkit plugins --options`` lists the options of every plugin kind; its help names the flag of each
+    (detectors' -D was missing), and each flag it names exists in ``pmkit show``."""
+    import re
+
+    from pmkit.hookspecs import KINDS
+
+    plugins_help = " ".join(pmkit_cli("plugins", "--help").stdout.split())
+    named = re.search(r"options \(for (.*) name=value\)", plugins_help).group(1)
+    flags = re.findall(r"-[A-Z]\b", named)
+    assert len(flags) == len(KINDS) == 4, named
+    show_help = pmkit_cli("show", "--help").stdout
+    assert all(f", {flag} NAME=VALUE" in show_help for flag in flags), flags
+
+
+def test_option_defaults_are_shown_as_the_command_line_reads_them(builtin_registry):
+    """Every option's default, written as ``pmkit plugins --options`` shows it, parses back to the default."""
+    options = [option for row in builtin_registry.rows() for option in row.options]
+    assert {option.type for option in options} >= {bool, int, float, str, dict}
+    for option in options:
+        text = option.text(option.default)
+        if text == "''":
+            assert option.default in ("", {}), option
+        else:
+            assert option.parse(text) == option.default, (option.name, text)
+        assert "True" not in text and "False" not in text and "{" not in text
 
 
 def test_bracketed_names_are_text_not_markup(pmkit_cli, tmp_path):
