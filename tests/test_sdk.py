@@ -230,3 +230,29 @@ def test_extrap3_experiments_in_extrap_test_data_are_named(shared_data):
         pytest.skip(f"Extra-P 3 experiments absent from {folder}")
     for path in legacy:
         _assert_extrap3_named(path)
+
+
+def test_a_truncated_zip_archive_is_named_damaged(tmp_path):
+    """An .extra-p experiment cut short (a copy interrupted half-way): every reader's sniff says no,
+    and the error says what the file is instead of "no reader recognises this input"."""
+    import zipfile
+
+    whole = tmp_path / "whole.extra-p"
+    with zipfile.ZipFile(whole, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("experiment.json", '{"parameters": ["p"]}' + " " * 4000)
+    cut = tmp_path / "cut.extra-p"
+    cut.write_bytes(whole.read_bytes()[: whole.stat().st_size // 2])
+    with pytest.raises(pmkit.InputError) as caught:
+        pmkit.read(cut)
+    assert str(caught.value) == (f"{cut}: is a damaged or truncated zip archive (an .extra-p experiment is one): "
+                                 "its table of contents is missing; copy or write it again")
+
+
+def test_the_shared_extra_p_experiment_cut_short_is_named_damaged(tmp_path, shared_data):
+    source = shared_data / "extrap-formats" / "input" / "exp_only_mean_median.extra-p"
+    if not source.is_file():
+        pytest.skip(f"{source} is absent")
+    cut = tmp_path / source.name
+    cut.write_bytes(source.read_bytes()[:1500])
+    with pytest.raises(pmkit.InputError, match="is a damaged or truncated zip archive"):
+        pmkit.read(cut)
