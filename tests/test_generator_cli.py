@@ -8,7 +8,7 @@ import importlib
 
 import pytest
 
-MODULES = ("example_study", "segmented_study", "imbalance_study", "trace_programs")
+MODULES = ("example_study", "cxx_study", "segmented_study", "imbalance_study", "trace_programs")
 
 
 @pytest.mark.parametrize("name", MODULES)
