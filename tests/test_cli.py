@@ -236,3 +236,35 @@ def test_a_corrupt_run_in_a_study_is_reported_by_model(pmkit_cli, tmp_path):
     assert "lulesh.p27.r1" in result.stderr and "skipped" in result.stderr
     (skipped,) = json.loads(result.stdout)["skipped"]
     assert "lulesh.p27.r1" in skipped["source"]
+
+
+def test_a_prior_that_restricts_nothing_is_said_once_per_input(pmkit_cli, tmp_path):
+    """A Perf-Taint file of another program (none of its functions is a call path here): the views
+    would show no trace of it, so a warning says the models are the data's alone; a prior that does
+    restrict a call path gets no warning."""
+    from pmkit.testing.taint_files import Behaviour, Call, Loop, SourceFunction, TaintProgram
+
+    program = TaintProgram(("n",), [
+        SourceFunction("main", behaviours=[Behaviour((Call("solve"),), (None,))]),
+        SourceFunction("solve", "solve(int)", behaviours=[Behaviour((Loop(("n",), (Loop(("n",)),)),))]),
+        SourceFunction("atoi")])
+    prior = program.write(tmp_path / "app_0.json")
+    ns = (4, 8, 16, 32, 64)
+
+    def study(name: str, regions: tuple[str, ...]):
+        path = tmp_path / name
+        lines = ["PARAMETER n", "POINTS " + " ".join(map(str, ns)), "METRIC time"]
+        for region in regions:
+            lines += [f"REGION {region}"] + [f"DATA {1 + 0.01 * n * n}" for n in ns]
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        return path
+
+    other = study("other.txt", ("compute", "exchange"))
+    for command in ("model", "show"):
+        result = pmkit_cli(command, str(other), "--prior", str(prior))
+        assert result.returncode == 0, result.stderr
+        assert result.stderr == (f"warning: prior {prior} restricts none of the 2 call paths of {other}: the models "
+                                 "are the data's alone (are the names the same? pmkit taint-filter lists the "
+                                 "functions it knows)\n")
+    same = study("same.txt", ("main", "atoi"))
+    assert pmkit_cli("model", str(same), "--prior", str(prior)).stderr == ""
