@@ -51,3 +51,16 @@ def test_flags_and_target_in_any_order(tmp_path, capsys):
     assert "5 process counts" in capsys.readouterr().out
     assert example_study.main(["--bogus", str(tmp_path / "t")]) == 2
     assert not (tmp_path / "t").exists()
+
+
+def test_help_piped_into_a_reader_that_leaves_early_is_no_traceback():
+    """``python -m pmkit.testing.example_study --help | head -2``: head leaves before the help is
+    written; the generator exits 0 without a BrokenPipeError traceback."""
+    import subprocess
+    import sys
+
+    child = subprocess.Popen([sys.executable, "-m", "pmkit.testing.example_study", "--help"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    child.stdout.close()  # the reader is gone before the child has imported anything
+    err = child.stderr.read().decode()
+    assert child.wait() == 0 and "Traceback" not in err and "Broken" not in err, err

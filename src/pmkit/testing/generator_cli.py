@@ -9,6 +9,7 @@ wrapped at 80 columns.
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 import textwrap
@@ -44,7 +45,10 @@ def parse(argv: Sequence[str] | None, module: str, operand: str, doc: str | None
     of a wrong command line (2, on stderr): one operand, flags named ``--flag``, nothing else."""
     args = list(sys.argv[1:] if argv is None else argv)
     if any(a in HELP for a in args):
-        print(help_text(module, operand, doc, flags))
+        try:
+            print(help_text(module, operand, doc, flags), flush=True)
+        except BrokenPipeError:  # piped into head, which has left: what it read is what was asked
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
         return 0
     given = {flag: f"--{flag}" in args for flag in flags}
     rest = [a for a in args if a.lstrip("-") not in given or not a.startswith("--")]
