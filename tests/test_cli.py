@@ -178,9 +178,39 @@ def test_plugins_lists_options_for_the_command_line(pmkit_cli):
     assert options["measure"]["choices"] == ["mean", "median", "min", "max"]
     listing = pmkit_cli("plugins", "--options", columns=80)
     assert listing.returncode == 0, listing.stderr
-    assert "acceptance=1.5" in listing.stdout and "nonconstancy=2.0" in listing.stdout
+    assert "acceptance=1.5" in listing.stdout and "nonconstancy=2:" in listing.stdout
     assert max(len(line) for line in listing.stdout.splitlines()) <= 80
+    # defaults as they are typed: -R locations=true, not Python's True
+    assert "locations=true:" in listing.stdout and "=True" not in listing.stdout and "=False" not in listing.stdout
     assert "paper" not in listing.stdout, "users do not have the papers: help says what the option does"
+
+
+def test_plugins_help_names_every_plugin_option_flag(pmkit_cli):
+    """``pmkit plugins --options`` lists the options of every plugin kind; its help names the flag of each
+    (detectors' -D was missing), and each flag it names exists in ``pmkit show``."""
+    import re
+
+    from pmkit.hookspecs import KINDS
+
+    plugins_help = " ".join(pmkit_cli("plugins", "--help").stdout.split())
+    named = re.search(r"options \(for (.*) name=value\)", plugins_help).group(1)
+    flags = re.findall(r"-[A-Z]\b", named)
+    assert len(flags) == len(KINDS) == 4, named
+    show_help = pmkit_cli("show", "--help").stdout
+    assert all(f", {flag} NAME=VALUE" in show_help for flag in flags), flags
+
+
+def test_option_defaults_are_shown_as_the_command_line_reads_them(builtin_registry):
+    """Every option's default, written as ``pmkit plugins --options`` shows it, parses back to the default."""
+    options = [option for row in builtin_registry.rows() for option in row.options]
+    assert {option.type for option in options} >= {bool, int, float, str, dict}
+    for option in options:
+        text = option.text(option.default)
+        if text == "''":
+            assert option.default in ("", {}), option
+        else:
+            assert option.parse(text) == option.default, (option.name, text)
+        assert "True" not in text and "False" not in text and "{" not in text
 
 
 def test_bracketed_names_are_text_not_markup(pmkit_cli, tmp_path):
@@ -206,3 +236,35 @@ def test_a_corrupt_run_in_a_study_is_reported_by_model(pmkit_cli, tmp_path):
     assert "lulesh.p27.r1" in result.stderr and "skipped" in result.stderr
     (skipped,) = json.loads(result.stdout)["skipped"]
     assert "lulesh.p27.r1" in skipped["source"]
+
+
+def test_a_prior_that_restricts_nothing_is_said_once_per_input(pmkit_cli, tmp_path):
+    """A Perf-Taint file of another program (none of its functions is a call path here): the views
+    would show no trace of it, so a warning says the models are the data's alone; a prior that does
+    restrict a call path gets no warning."""
+    from pmkit.testing.taint_files import Behaviour, Call, Loop, SourceFunction, TaintProgram
+
+    program = TaintProgram(("n",), [
+        SourceFunction("main", behaviours=[Behaviour((Call("solve"),), (None,))]),
+        SourceFunction("solve", "solve(int)", behaviours=[Behaviour((Loop(("n",), (Loop(("n",)),)),))]),
+        SourceFunction("atoi")])
+    prior = program.write(tmp_path / "app_0.json")
+    ns = (4, 8, 16, 32, 64)
+
+    def study(name: str, regions: tuple[str, ...]):
+        path = tmp_path / name
+        lines = ["PARAMETER n", "POINTS " + " ".join(map(str, ns)), "METRIC time"]
+        for region in regions:
+            lines += [f"REGION {region}"] + [f"DATA {1 + 0.01 * n * n}" for n in ns]
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        return path
+
+    other = study("other.txt", ("compute", "exchange"))
+    for command in ("model", "show"):
+        result = pmkit_cli(command, str(other), "--prior", str(prior))
+        assert result.returncode == 0, result.stderr
+        assert result.stderr == (f"warning: prior {prior} restricts none of the 2 call paths of {other}: the models "
+                                 "are the data's alone (are the names the same? pmkit taint-filter lists the "
+                                 "functions it knows)\n")
+    same = study("same.txt", ("main", "atoi"))
+    assert pmkit_cli("model", str(same), "--prior", str(prior)).stderr == ""

@@ -178,3 +178,18 @@ def test_the_summed_note_names_the_sides_it_holds_for(a, b, note):
 
     sides = SimpleNamespace(a=SimpleNamespace(summed_over_processes=a), b=SimpleNamespace(summed_over_processes=b))
     assert summed_note(sides) == note
+
+
+def test_one_run_tree_caption_names_no_growth_column(tmp_path, capsys, monkeypatch):
+    """A collapsed row (+N) in one run's tree: the caption explains it without pointing at a growth
+    column that one run's tree does not have."""
+    from pmkit.testing.example_study import generate
+
+    generate(tmp_path / "study", processes=(125,), repetitions=1)
+    run = next((tmp_path / "study").iterdir())
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["show", str(run), "--depth", "2"]) == 0
+    out = capsys.readouterr().out
+    tree = out.split("Call tree")[1].split("Findings")[0]
+    assert " +27 " in tree and "growth" not in tree, tree
+    assert "counts its N hidden callees" in " ".join(tree.split())

@@ -382,3 +382,33 @@ def test_reader_contract(tmp_path):
     good = write_perf_stat(tmp_path / "good.csv", counters({"cycles": 5.0, "instructions": 7.0}))
     exp = check_reader(PerfStatReader(), good)
     assert exp.measurements["instructions"][0, 0, 0] == 7.0
+
+
+CUT_SHORT = "ends before perf's closing 'seconds time elapsed' line"
+
+
+def test_human_output_cut_before_its_closing_lines_is_read_with_a_warning(tmp_path):
+    """The human format has no end marker but perf's closing 'seconds time elapsed' lines: a file
+    without them (a run killed, a copy interrupted) is read as far as it goes, with a warning."""
+    lines = counters({"instructions": 2.0e9, "cycles": 1.5e9}, task_clock_msec=500.0)
+    whole = write_perf_stat(tmp_path / "whole.txt", lines, fmt="human")
+    cut = write_perf_stat(tmp_path / "cut.txt", lines, fmt="human", elapsed=None)
+    assert pmkit.read(whole).provenance.warnings == []
+    experiment = pmkit.read(cut)
+    assert [w for w in experiment.provenance.warnings if CUT_SHORT in w] == [
+        f"{cut}: {CUT_SHORT}, so the output may be cut short (a run killed, a copy interrupted); read as far as "
+        "it goes"]
+    assert "instructions" in experiment.metric_names and "duration_time" not in experiment.metric_names
+    intervals = [PerfLine("task-clock", 100.0, "msec", time=t) for t in (0.1, 0.2)]
+    assert pmkit.read(write_perf_stat(tmp_path / "intervals.txt", intervals, fmt="human")).provenance.warnings == []
+
+
+def test_shared_human_output_cut_short_is_warned_about(tmp_path, shared_data):
+    source = shared_data / "perf-stat" / "15_human_default.out"
+    if not source.is_file():
+        pytest.skip(f"{source} is absent")
+    assert pmkit.read(source).provenance.warnings == []
+    text = source.read_text(encoding="utf-8")
+    cut = tmp_path / source.name
+    cut.write_text(text[: text.index("seconds time elapsed")].rsplit("\n", 1)[0] + "\n", encoding="utf-8")
+    assert any(CUT_SHORT in w for w in pmkit.read(cut).provenance.warnings)

@@ -174,3 +174,85 @@ def test_a_folder_of_separate_inputs_gets_a_hint_to_name_them(tmp_path):
         pmkit.read(other)
     assert "no reader recognises this input" in str(caught.value)
     assert "inputs of their own" not in str(caught.value)
+
+
+def test_an_empty_file_or_folder_is_called_empty_not_unrecognised(tmp_path, pmkit_cli):
+    """An empty file (``perf stat`` writing to stderr leaves its ``-o`` file empty) or folder: the
+    error says it is empty, rather than listing the readers and suggesting ``--reader``."""
+    empty = tmp_path / "app.p8.r1.csv"
+    empty.write_bytes(b"")
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    for path, text in ((empty, "is empty (0 bytes): there is nothing to read"),
+                       (folder, "is an empty folder: there is nothing to read")):
+        with pytest.raises(pmkit.InputError) as caught:
+            pmkit.read(path)
+        assert str(caught.value) == f"{path}: {text}"
+        result = pmkit_cli("model", str(path))
+        assert result.returncode == 1
+        assert result.stderr == f"error: {path}: {text}\n"
+    (folder / "notes.md").write_text("# not a measurement\n", encoding="utf-8")
+    with pytest.raises(pmkit.InputError, match="no reader recognises this input"):
+        pmkit.read(folder)
+
+
+def test_perf_stat_output_left_empty_on_stdout_is_called_empty(shared_data):
+    """The real capture of ``perf stat -x,`` writing to stderr: its stdout file is empty, and says so."""
+    path = shared_data / "perf-stat" / "20_csv_to_stderr.stdout"
+    if not path.is_file():
+        pytest.skip(f"{path} is absent")
+    with pytest.raises(pmkit.InputError) as caught:
+        pmkit.read(path)
+    assert str(caught.value).endswith("is empty (0 bytes): there is nothing to read")
+    assert "task-clock" in pmkit.read(path.with_suffix(".err")).metric_names
+
+
+def _assert_extrap3_named(path):
+    with pytest.raises(pmkit.InputError) as caught:
+        pmkit.read(path)
+    assert "is an Extra-P 3 (legacy) experiment, which pmkit does not read" in str(caught.value)
+    assert f"extrap --extra-p-3 {path} --save-experiment {path.name}.extra-p" in str(caught.value)
+
+
+def test_an_extrap3_legacy_experiment_is_named_with_its_conversion(tmp_path):
+    """Extra-P 3's binary experiments are named as such, with the Extra-P 4 command that converts
+    them, instead of "no reader recognises this input"."""
+    generated = tmp_path / "exp3"  # the header of Extra-P 3's files: version fields, then the qualifier
+    generated.write_bytes(b"\x01\x00\x11\x00\x00\x00EXTRAP_EXPERIMENT\x03\x00\x00\x001.0\t\x00")
+    _assert_extrap3_named(generated)
+
+
+def test_extrap3_experiments_in_extrap_test_data_are_named(shared_data):
+    """The three Extra-P 3 files beside the text inputs in Extra-P's own test data."""
+    folder = shared_data / "extrap-formats" / "input"
+    legacy = [folder / name for name in ("experiment_3", "experiment_3_mp", "experiment_3_sparse")]
+    if not all(path.is_file() for path in legacy):
+        pytest.skip(f"Extra-P 3 experiments absent from {folder}")
+    for path in legacy:
+        _assert_extrap3_named(path)
+
+
+def test_a_truncated_zip_archive_is_named_damaged(tmp_path):
+    """An .extra-p experiment cut short (a copy interrupted half-way): every reader's sniff says no,
+    and the error says what the file is instead of "no reader recognises this input"."""
+    import zipfile
+
+    whole = tmp_path / "whole.extra-p"
+    with zipfile.ZipFile(whole, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("experiment.json", '{"parameters": ["p"]}' + " " * 4000)
+    cut = tmp_path / "cut.extra-p"
+    cut.write_bytes(whole.read_bytes()[: whole.stat().st_size // 2])
+    with pytest.raises(pmkit.InputError) as caught:
+        pmkit.read(cut)
+    assert str(caught.value) == (f"{cut}: is a damaged or truncated zip archive (an .extra-p experiment is one): "
+                                 "its table of contents is missing; copy or write it again")
+
+
+def test_the_shared_extra_p_experiment_cut_short_is_named_damaged(tmp_path, shared_data):
+    source = shared_data / "extrap-formats" / "input" / "exp_only_mean_median.extra-p"
+    if not source.is_file():
+        pytest.skip(f"{source} is absent")
+    cut = tmp_path / source.name
+    cut.write_bytes(source.read_bytes()[:1500])
+    with pytest.raises(pmkit.InputError, match="is a damaged or truncated zip archive"):
+        pmkit.read(cut)

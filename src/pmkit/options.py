@@ -62,6 +62,18 @@ class Option:
         self.check(value)
         return value
 
+    def text(self, value: Any) -> str:
+        """``value`` as it is written on the command line, so that what ``pmkit plugins --options``
+        shows can be typed back: ``true``/``false``, ``a=b,c=d`` for a ``dict``, ``''`` for an empty
+        string (Python's ``True`` or ``{'size': 'n'}`` are not what ``parse`` reads)."""
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if isinstance(value, dict):
+            return ",".join(f"{k}={v}" for k, v in value.items()) or "''"
+        if isinstance(value, str):
+            return value or "''"
+        return _num(value) if isinstance(value, float) else str(value)
+
     def check(self, value: Any) -> None:
         """UsageError unless ``value`` (already of this option's type) is allowed."""
         if self.type is dict and not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):

@@ -48,9 +48,52 @@ def find_reader(path: str | os.PathLike, registry: Registry | None = None) -> An
     for entry in registry.sniff_order():
         if sniff(registry, entry, p):
             return entry.obj
+    known = _emptiness(p) or _known_but_unread(p)
+    if known:
+        raise InputError(p, known)
     names = ", ".join(registry.names("reader")) or "none"
     raise InputError(p, f"no reader recognises this input (readers: {names}); choose one with --reader"
                      + _inputs_inside(p, registry))
+
+
+def _emptiness(path: Path) -> str | None:
+    """Why no reader recognises ``path`` when the answer is simply that it holds nothing — an empty
+    file (``perf stat`` without ``-o`` leaves its output file empty, a run that crashed too) or an
+    empty folder — or None.  Asked only after every reader said no, so a reader that accepts empty
+    inputs still gets them; naming the readers and ``--reader`` would send the user the wrong way."""
+    try:
+        if path.is_dir():
+            return None if any(path.iterdir()) else "is an empty folder: there is nothing to read"
+        return "is empty (0 bytes): there is nothing to read" if path.stat().st_size == 0 else None
+    except OSError:
+        return None
+
+
+_EXTRAP3_MAGIC = b"EXTRAP_EXPERIMENT"
+"""What an Extra-P 3 (legacy, binary) experiment file holds at byte 6, after its version fields."""
+_ZIP_MAGIC = b"PK\x03\x04"
+"""How a zip archive (an ``.extra-p`` experiment) begins."""
+
+
+def _known_but_unread(path: Path) -> str | None:
+    """What a file no reader takes is, where its first bytes tell, or None: an Extra-P 3 (legacy)
+    experiment — Extra-P's test data holds them beside the text inputs; Extra-P 4 converts them — or
+    a zip archive that is cut short or damaged (an ``.extra-p`` experiment copied half-way), whose
+    readers' sniffs cannot open it and so say no."""
+    import zipfile
+
+    try:
+        with path.open("rb") as f:
+            head = f.read(64)
+        if head.startswith(_ZIP_MAGIC) and not zipfile.is_zipfile(path):
+            return ("is a damaged or truncated zip archive (an .extra-p experiment is one): its table of contents "
+                    "is missing; copy or write it again")
+    except OSError:
+        return None
+    if _EXTRAP3_MAGIC in head[:32]:
+        return ("is an Extra-P 3 (legacy) experiment, which pmkit does not read; Extra-P 4 converts it: "
+                f"extrap --extra-p-3 {path} --save-experiment {path.name}.extra-p, then pmkit reads the .extra-p file")
+    return None
 
 
 def _inputs_inside(folder: Path, registry: Registry, limit: int = 20) -> str:

@@ -442,6 +442,18 @@ def load_inputs(args: argparse.Namespace, registry: Any, executor: Any = None) -
     return inputs
 
 
+def warn_idle_prior(args: argparse.Namespace, source: str, experiment: Any, outcome: Any) -> None:
+    """One ``warning:`` line when ``--prior`` restricted none of an input's call paths — its names
+    matched none, or what it knows leaves every law open — since the views then show no trace of it,
+    and a prior for another program or build looks exactly like one that was applied."""
+    if outcome is None or outcome.constraints:
+        return
+    count = len(experiment.callpaths)
+    say(stderr(), "warning", "yellow",
+        f"prior {args.prior} restricts none of the {count} call path{'s' if count != 1 else ''} of {source}: the "
+        "models are the data's alone (are the names the same? pmkit taint-filter lists the functions it knows)")
+
+
 def load_prior(args: argparse.Namespace, registry: Any) -> Any:
     """The prior of ``--prior`` (None without it), read by ``--prior-name`` with ``-P`` options and
     ``--prior-map`` as its ``map`` option."""

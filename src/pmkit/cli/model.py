@@ -15,6 +15,7 @@ from pmkit.cli.common import (
     output,
     output_console,
     plugin_registry,
+    warn_idle_prior,
 )
 from pmkit.writers import BINARY_FORMATS, FORMATS
 
@@ -64,6 +65,7 @@ def run_model(args: argparse.Namespace) -> int:
             models, outcome = model_with_prior(experiment, prior, args.modeler or DEFAULT_MODELER, metrics=args.metric,
                                                measure=args.measure, registry=registry, executor=executor, **options)
             findings += outcome.contradictions if outcome is not None else ()
+            warn_idle_prior(args, source, experiment, outcome)
             results.append((source, experiment, models))
     written = [*args.paths, *inputs.files]
     if fmt != "table":

@@ -13,7 +13,7 @@ def add_parser(sub: Any) -> None:
                                description="List every registered plugin object and every plugin that failed.")
     p_plugins.add_argument("--json", action="store_true", help="print the list as JSON (options included)")
     p_plugins.add_argument("--options", "-o", action="store_true",
-                           help="also list each plugin's options (for -O, -R and -P name=value)")
+                           help="also list each plugin's options (for -R, -O, -P and -D name=value)")
     p_plugins.set_defaults(run=run_plugins)
 
 

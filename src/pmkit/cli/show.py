@@ -19,6 +19,7 @@ from pmkit.cli.common import (
     output_console,
     parse_target,
     plugin_registry,
+    warn_idle_prior,
     write_figure,
 )
 
@@ -102,6 +103,8 @@ def run_show(args: argparse.Namespace) -> int:
                            modeler_options=modeler_options, prior=prior, detectors=args.detector,
                            detector_options=detector_options, callpath=args.callpath, registry=registry,
                            executor=executor)
+    for result in analysis.inputs:
+        warn_idle_prior(args, result.source, result.experiment, result.prior)
     _render(args, analysis, [*args.paths, *inputs.files])
     if args.plot is not None:
         from pmkit.ui.figure import detail_figure

@@ -27,7 +27,9 @@ What becomes what:
   (Issue 16 asked the reader to scale; perf already has unless told not to, and scaling twice
   would inflate the counts, so the reader scales only ``--no-scale`` output.)
 * the human format's ``seconds time elapsed`` / ``user`` / ``sys`` lines become the metrics
-  ``duration_time``, ``user_time`` and ``system_time`` (seconds), perf's names for those events.
+  ``duration_time``, ``user_time`` and ``system_time`` (seconds), perf's names for those events;
+  they are the format's only end marker, so a file without them (and without ``-I``) is read as far
+  as it goes with a warning that it may be cut short.
 
 A file that cannot be read is named in ``provenance.skipped`` and the rest of the study loads.
 """
@@ -295,6 +297,10 @@ def _assemble(parameters: tuple[str, ...], loaded: list[_Loaded], program: str, 
         values[rows, item.point, item.repetition] = reduced
         for extra, (seconds, _) in file.extras.items():
             values[index[extra], item.point, item.repetition] = seconds
+        if file.format == "human" and not file.has_intervals and "duration_time" not in file.extras:
+            provenance.warnings.append(f"{file.path}: ends before perf's closing 'seconds time elapsed' line, so the "
+                                       "output may be cut short (a run killed, a copy interrupted); read as far as "
+                                       "it goes")
         timeline_parts.append(_timeline(file, item))
         if summed.any():
             provenance.notes.append(f"{file.path}: -I intervals summed into the run's values (no --interval-summary "

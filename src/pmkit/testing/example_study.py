@@ -243,19 +243,18 @@ def generate_strong(directory: str | Path, processes: Sequence[int] = STRONG_PRO
 
 def command(argv: Sequence[str] | None, module: str, doc: str | None, write: Callable[..., list[Path]],
             flags: Sequence[str] = ()) -> int:
-    """``python -m MODULE [--FLAG] DIR``: write a study with ``write(DIR, flag=True, ...)`` and say so; usage
-    on ``-h``."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    given = {flag: f"--{flag}" in args for flag in flags}
-    args = [a for a in args if a.lstrip("-") not in given]
-    if len(args) != 1 or args[0].startswith("-"):
-        usage = "".join(f" [--{flag}]" for flag in flags)
-        print(f"usage: python -m {module}{usage} DIR\n\n" + (doc or "").strip().split("\n\n")[1], file=sys.stderr)
-        return 2
-    files = write(args[0], **given)
+    """``python -m MODULE [--FLAG] DIR``: write a study with ``write(DIR, flag=True, ...)`` and say so; help
+    on ``-h`` (:mod:`pmkit.testing.generator_cli`)."""
+    from pmkit.testing.generator_cli import parse
+
+    parsed = parse(argv, module, "DIR", doc, flags)
+    if isinstance(parsed, int):
+        return parsed
+    target, given = parsed
+    files = write(target, **given)
     counts = len({f.parent.name.split(".r")[0] for f in files})
     print(f"wrote {len(files)} Cube files ({counts} process counts × {len(files) // max(counts, 1)} repetitions) "
-          f"to {args[0]}")
+          f"to {target}")
     return 0
 
 

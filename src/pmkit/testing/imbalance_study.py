@@ -188,13 +188,13 @@ def generate(directory: str | Path, processes: Sequence[int] = PROCESSES, sizes:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
-    if len(args) != 1 or args[0] in ("-h", "--help"):
-        print("usage: python -m pmkit.testing.imbalance_study DIR\n\n" + (__doc__ or "").strip().split("\n\n")[1],
-              file=sys.stderr)
-        return 2
-    model = generate(args[0])
-    folder = Path(args[0])
+    from pmkit.testing.generator_cli import parse
+
+    parsed = parse(argv, "pmkit.testing.imbalance_study", "DIR", __doc__)
+    if isinstance(parsed, int):
+        return parsed
+    model = generate(parsed[0])
+    folder = Path(parsed[0])
     print(f"wrote {model} (the model)\n      {folder / 'balanced'} (the balanced study)\n"
           f"      {folder / 'half3x'} (the measured imbalanced study)\n"
           f"      {folder / 'half3x.csv'}, {folder / 'hotspot.csv'} (the scenarios)")

@@ -69,11 +69,12 @@ def write(path: str | Path) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    if len(args) != 1:
-        print("usage: python -m pmkit.testing.segmented_study FILE", file=sys.stderr)
-        return 2
-    print(f"wrote {write(args[0])}")
+    from pmkit.testing.generator_cli import parse
+
+    parsed = parse(argv, "pmkit.testing.segmented_study", "FILE", __doc__)
+    if isinstance(parsed, int):
+        return parsed
+    print(f"wrote {write(parsed[0])}")
     return 0
 
 

@@ -164,19 +164,33 @@ def late_sender_study(folder: str | Path, processes: Sequence[int] = (2, 4, 8), 
     return runs
 
 
+_COMMAND = """Simulated MPI traces for pmkit's examples.
+
+``python -m pmkit.testing.trace_programs DIR`` writes DIR/study, a late-sender application traced at
+p = 2, 4 and 8 with 2 repetitions each (``app.p4.r1/traces.otf2``), and DIR/calibration, a benchmark
+sample of ping-pongs and allreduces for ``pmkit calibrate``; DIR must not hold them already.
+"""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m pmkit.testing.trace_programs DIR``: an example trace study and a calibration trace."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    if len(args) != 1:
-        print("usage: python -m pmkit.testing.trace_programs DIR", file=sys.stderr)
-        return 2
+    from pmkit.testing.generator_cli import parse
+
+    parsed = parse(argv, "pmkit.testing.trace_programs", "DIR", _COMMAND)
+    if isinstance(parsed, int):
+        return parsed
     try:
         import otf2  # noqa: F401  (TraceWriter needs it; say so in one line rather than a traceback)
     except ImportError:
         print("error: writing OTF2 traces needs the otf2 package: pip install 'pmkit-hpc[otf2]' (or pip install otf2)",
               file=sys.stderr)
         return 1
-    target = Path(args[0])
+    target = Path(parsed[0])
+    written = [folder for folder in (target / "study", target / "calibration") if folder.exists()]
+    if written:  # OTF2 writes a new archive only, and would fail half-way with a traceback
+        print(f"error: {written[0]} exists and OTF2 does not overwrite traces: remove it, or give another folder "
+              "than " + str(target), file=sys.stderr)
+        return 1
     late_sender_study(target / "study")
     calibration_trace(target / "calibration")
     print(f"wrote {target / 'study'} (app.p2..p8, 2 repetitions) and {target / 'calibration'}")

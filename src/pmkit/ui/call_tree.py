@@ -229,7 +229,9 @@ class CallTreeView:
         if any(r is not None and not hidden and is_wide(r) for r, _, hidden, _ in self.rows):
             caption += "\n" + WIDE_NOTE
         if not report.inclusive and any(hidden for _, _, hidden, _ in self.rows):
-            caption += "; a row marked +N counts its N hidden callees (growth: the fastest of them)"
+            caption += "; a row marked +N counts its N hidden callees"
+            if report.no_target is None:  # one run's tree has no growth column to speak of
+                caption += " (growth: the fastest of them)"
         if not self.full_names and any(row is not None and self.names[row.index] != row.name
                                        for row, *_ in self.rows):
             caption += "; names shortened (--full-names shows them whole)"

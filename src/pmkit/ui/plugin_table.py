@@ -15,7 +15,7 @@ def _options_text(row: Registration) -> Text:
     text = Text()
     for option in row.options:
         choices = f" ({'|'.join(map(str, option.choices))})" if option.choices else ""
-        text.append(f"\n• {option.name}={option.default!r}", style="cyan")
+        text.append(f"\n• {option.name}={option.text(option.default)}", style="cyan")
         text.append(f"{choices}: {option.help}", style="dim")
     return text
 
