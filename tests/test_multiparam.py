@@ -565,3 +565,30 @@ def test_all_points_ranks_its_offered_shapes_among_themselves():
         kept = [tuple(s) for s in whole[row] if _all_points_shape(np.array([s[0]]), np.array([s[1]]))[0]]
         assert [tuple(s) for s in among[row]] == kept[:5]
     assert tuple(among[0, 0]) == (4 / 3, 0.0)  # the true shape ranks first
+
+
+@pytest.mark.parametrize("among", [False, True])
+def test_ranked_distinct_numbers_the_ranked_shapes_as_np_unique(among):
+    """ranked_distinct gives np.unique(ranked_shapes(...).reshape(-1, 2), axis=0, return_inverse=True): the same
+    distinct shapes in the same order and the same number per row and rank, on noisy series of many laws."""
+    from pmkit.fitting.alternatives import ranked_distinct, ranked_shapes
+    from pmkit.fitting.refinement import RefineSettings
+    from pmkit.modelers.multiparam import _all_points_shape
+
+    rng = np.random.default_rng(11)
+    x = np.array([4.0, 8.0, 16.0, 32.0, 64.0])
+    settings = RefineSettings()
+    exponents = rng.choice([0.0, 0.5, 1.0, 4 / 3, 2.0, 3.0], size=400)
+    logs = rng.choice([0.0, 1.0, 2.0], size=400)
+    Y = 1 + rng.uniform(0.1, 5, (400, 1)) * x ** exponents[:, None] * np.log2(x) ** logs[:, None]
+    Y *= 1 + rng.uniform(-0.05, 0.05, Y.shape)
+    Y[:3] = 7.0  # constant rows too
+    mask = _all_points_shape if among else None
+    for count in (1, 5, 6):
+        ranked = ranked_shapes(x, Y, settings, count, among=mask)
+        pairs, inverse = ranked_distinct(x, Y, settings, count, among=mask)
+        want, want_inverse = np.unique(ranked.reshape(-1, 2), axis=0, return_inverse=True)
+        assert len(pairs) > 1 and inverse.shape == (len(Y), count)
+        np.testing.assert_array_equal(pairs, want)
+        np.testing.assert_array_equal(inverse.reshape(-1), want_inverse.reshape(-1))
+        np.testing.assert_array_equal(pairs[inverse], ranked)

@@ -1205,7 +1205,7 @@ class _Search:
         sparse one the product is read on its few diagonal points (see the module docstring for the figures).
         ``outcomes`` gains the variant; the result indexes into it.
         """
-        from pmkit.fitting.alternatives import ranked_shapes
+        from pmkit.fitting.alternatives import ranked_distinct
 
         count = len(Y)
         rows_of: dict[tuple[int, int], list[np.ndarray]] = {}
@@ -1233,11 +1233,14 @@ class _Search:
             slots = [np.repeat([position[law] for law, _ in line_law[(x, y)]], [n for _, n in line_law[(x, y)]])]
             line = lines[y]
             if line is not None and SPLIT_RANKED:
-                ranked = ranked_shapes(line.values, rowwise(Y[rows], line.average), self.settings, SPLIT_RANKED + 1)
-                grows = (ranked[:, :, 0] > 0) | ((ranked[:, :, 0] == 0) & (ranked[:, :, 1] > 0))
+                unique, ranked = ranked_distinct(line.values, rowwise(Y[rows], line.average), self.settings,
+                                                 SPLIT_RANKED + 1)
+                grows_of = (unique[:, 0] > 0) | ((unique[:, 0] == 0) & (unique[:, 1] > 0))
+                grows = grows_of[ranked]
                 order = np.argsort(~grows, axis=1, kind="stable")[:, :SPLIT_RANKED]
-                chosen = np.take_along_axis(ranked, order[:, :, None], axis=1)
-                unique, inverse = np.unique(chosen.reshape(-1, 2), axis=0, return_inverse=True)
+                # the chosen ranks' shapes renumbered among themselves, as np.unique over their pairs numbers them
+                present, _, inverse = distinct(np.take_along_axis(ranked, order, axis=1).reshape(-1))
+                unique = unique[present]
                 index = []
                 for a, b in unique.tolist():
                     shape = (y, Fraction(a).limit_denominator(100), Fraction(b).limit_denominator(100))
@@ -1345,7 +1348,7 @@ class _Search:
         66.56 / 65.06 / 12.74; weak scaling identical at both seeds.
         ``outcomes`` gains the variant; the result indexes into it.
         """
-        from pmkit.fitting.alternatives import ranked_shapes
+        from pmkit.fitting.alternatives import ranked_distinct
 
         count = len(Y)
         rows_of: dict[tuple[int, ...], list[np.ndarray]] = {}
@@ -1375,9 +1378,8 @@ class _Search:
                 columns = [first]
                 line = lines[p]
                 if line is not None:
-                    chosen = ranked_shapes(line.values, rowwise(Y[rows], line.average), self.settings,
-                                           ALL_POINTS_RANKED, among=_all_points_shape)
-                    unique, inverse = np.unique(chosen.reshape(-1, 2), axis=0, return_inverse=True)
+                    unique, inverse = ranked_distinct(line.values, rowwise(Y[rows], line.average), self.settings,
+                                                      ALL_POINTS_RANKED, among=_all_points_shape)
                     mapped = np.array([index.setdefault((p, Fraction(a).limit_denominator(100),
                                                            Fraction(b).limit_denominator(100)), len(index))
                                        for a, b in unique.tolist()])[inverse.reshape(-1)].reshape(rows.size, -1)
