@@ -415,9 +415,10 @@ def ranked_distinct(x: np.ndarray, Y: np.ndarray, settings: RefineSettings, coun
     The ranked shapes are candidates of one small table, so each is numbered by its pair's place among the
     table's distinct pairs (one ``np.unique`` over a few hundred pairs) and the numbers by
     :func:`~pmkit.fitting.distinct.distinct`, a table over their span: the numbers order as the pairs do.
-    ``np.unique(axis=0)`` over the pairs of 100,000 two-parameter series (``all_points`` and ``split_factors``,
-    ``bench/end_to_end.py``'s file) took 1.8 s of the 15 s ``pmkit model --json`` spends modeling
-    (cProfile, 9efc2f1)."""
+    ``np.unique(axis=0)`` over the pairs (a sort of structured float rows) took 0.09 s per 28,500-row call of
+    ``all_points``, ~0.55 s of ``pmkit model --json`` on ``bench/end_to_end.py``'s 100,000 two-parameter series
+    (1.8 s under cProfile); model stage 10.53 → 9.99 s of CPU, best of 3 run alternately with 9efc2f1
+    (``bench/README.md`` §12, "Two parameters, reuse")."""
     order, cands = _ranked(x, Y, settings, count, among)
     pairs, number = np.unique(np.stack([cands.alpha, cands.beta], axis=1), axis=0, return_inverse=True)
     codes, _, inverse = distinct(number.reshape(-1)[order].reshape(-1))
