@@ -592,3 +592,23 @@ def test_ranked_distinct_numbers_the_ranked_shapes_as_np_unique(among):
         np.testing.assert_array_equal(pairs, want)
         np.testing.assert_array_equal(inverse.reshape(-1), want_inverse.reshape(-1))
         np.testing.assert_array_equal(pairs[inverse], ranked)
+
+
+def test_relative_residuals_are_the_ordinary_fits_to_the_bit():
+    """_relative_residuals (fitted values alone) gives the relative residuals of _fit_ordinary's fitted values, bit
+    for bit, on rows with their own designs, a zero value (inf) and a rank-deficient design."""
+    from pmkit.modelers.multiparam import _designs, _fit_ordinary, _relative_residuals
+
+    rng = np.random.default_rng(5)
+    points = rng.choice([4.0, 8.0, 16.0, 32.0, 64.0], size=(25, 2))
+    factors = np.stack([np.stack([points[:, 0] ** a, np.log2(points[:, 1]) ** b])
+                        for a, b in ((1, 1), (2, 1), (0.5, 2), (3, 0))])  # the last: a constant column
+    designs = _designs(factors, (frozenset({0}), frozenset({0, 1})))
+    local = rng.integers(0, len(designs), 3000)
+    Y = 3 + rng.uniform(0.5, 2, (3000, 1)) * designs[local, :, 1] * rng.uniform(0.9, 1.1, (3000, 25))
+    Y[7, 3] = 0.0
+    got = _relative_residuals(Y, designs, local)
+    with np.errstate(all="ignore"):
+        want = (((Y - _fit_ordinary(Y, designs, local).predicted) / Y) ** 2).sum(axis=1)
+    assert got.tobytes() == want.tobytes()
+    assert np.isinf(got[7]) and np.isfinite(np.delete(got, 7)).all() and (got < 1).sum() > 1500
