@@ -565,3 +565,50 @@ def test_all_points_ranks_its_offered_shapes_among_themselves():
         kept = [tuple(s) for s in whole[row] if _all_points_shape(np.array([s[0]]), np.array([s[1]]))[0]]
         assert [tuple(s) for s in among[row]] == kept[:5]
     assert tuple(among[0, 0]) == (4 / 3, 0.0)  # the true shape ranks first
+
+
+@pytest.mark.parametrize("among", [False, True])
+def test_ranked_distinct_numbers_the_ranked_shapes_as_np_unique(among):
+    """ranked_distinct gives np.unique(ranked_shapes(...).reshape(-1, 2), axis=0, return_inverse=True): the same
+    distinct shapes in the same order and the same number per row and rank, on noisy series of many laws."""
+    from pmkit.fitting.alternatives import ranked_distinct, ranked_shapes
+    from pmkit.fitting.refinement import RefineSettings
+    from pmkit.modelers.multiparam import _all_points_shape
+
+    rng = np.random.default_rng(11)
+    x = np.array([4.0, 8.0, 16.0, 32.0, 64.0])
+    settings = RefineSettings()
+    exponents = rng.choice([0.0, 0.5, 1.0, 4 / 3, 2.0, 3.0], size=400)
+    logs = rng.choice([0.0, 1.0, 2.0], size=400)
+    Y = 1 + rng.uniform(0.1, 5, (400, 1)) * x ** exponents[:, None] * np.log2(x) ** logs[:, None]
+    Y *= 1 + rng.uniform(-0.05, 0.05, Y.shape)
+    Y[:3] = 7.0  # constant rows too
+    mask = _all_points_shape if among else None
+    for count in (1, 5, 6):
+        ranked = ranked_shapes(x, Y, settings, count, among=mask)
+        pairs, inverse = ranked_distinct(x, Y, settings, count, among=mask)
+        want, want_inverse = np.unique(ranked.reshape(-1, 2), axis=0, return_inverse=True)
+        assert len(pairs) > 1 and inverse.shape == (len(Y), count)
+        np.testing.assert_array_equal(pairs, want)
+        np.testing.assert_array_equal(inverse.reshape(-1), want_inverse.reshape(-1))
+        np.testing.assert_array_equal(pairs[inverse], ranked)
+
+
+def test_relative_residuals_are_the_ordinary_fits_to_the_bit():
+    """_relative_residuals (fitted values alone) gives the relative residuals of _fit_ordinary's fitted values, bit
+    for bit, on rows with their own designs, a zero value (inf) and a rank-deficient design."""
+    from pmkit.modelers.multiparam import _designs, _fit_ordinary, _relative_residuals
+
+    rng = np.random.default_rng(5)
+    points = rng.choice([4.0, 8.0, 16.0, 32.0, 64.0], size=(25, 2))
+    factors = np.stack([np.stack([points[:, 0] ** a, np.log2(points[:, 1]) ** b])
+                        for a, b in ((1, 1), (2, 1), (0.5, 2), (3, 0))])  # the last: a constant column
+    designs = _designs(factors, (frozenset({0}), frozenset({0, 1})))
+    local = rng.integers(0, len(designs), 3000)
+    Y = 3 + rng.uniform(0.5, 2, (3000, 1)) * designs[local, :, 1] * rng.uniform(0.9, 1.1, (3000, 25))
+    Y[7, 3] = 0.0
+    got = _relative_residuals(Y, designs, local)
+    with np.errstate(all="ignore"):
+        want = (((Y - _fit_ordinary(Y, designs, local).predicted) / Y) ** 2).sum(axis=1)
+    assert got.tobytes() == want.tobytes()
+    assert np.isinf(got[7]) and np.isfinite(np.delete(got, 7)).all() and (got < 1).sum() > 1500

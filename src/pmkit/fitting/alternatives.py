@@ -177,6 +177,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from pmkit.fitting.distinct import distinct
 from pmkit.fitting.kernels import relative_weights, repeated_hypotheses
 from pmkit.fitting.leastsquares import RelativeFits, relative_line_fits
 from pmkit.fitting.refinement import (
@@ -445,14 +446,40 @@ def ranked_shapes(x: np.ndarray, Y: np.ndarray, settings: RefineSettings, count:
     penalised criterion: (rows × count × 2); the constant model is (0, 0).  ``among(alpha, beta)``, a mask
     of the candidates, ranks those alone (fitting only them: a tenth of the start table for the growing
     powers and log powers :meth:`~pmkit.modelers.multiparam._Search.all_points` offers)."""
+    order, cands = _ranked(x, Y, settings, count, among)
+    return np.stack([cands.alpha[order], cands.beta[order]], axis=2)
+
+
+def ranked_distinct(x: np.ndarray, Y: np.ndarray, settings: RefineSettings, count: int,
+                    among: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`ranked_shapes` as its distinct shapes (m × 2, (α, β) in ascending order) and per row and rank the
+    index of its shape (rows × count): ``np.unique(ranked_shapes(...).reshape(-1, 2), axis=0,
+    return_inverse=True)``, the same arrays, without sorting the rows × count float pairs.
+
+    The ranked shapes are candidates of one small table, so each is numbered by its pair's place among the
+    table's distinct pairs (one ``np.unique`` over a few hundred pairs) and the numbers by
+    :func:`~pmkit.fitting.distinct.distinct`, a table over their span: the numbers order as the pairs do.
+    ``np.unique(axis=0)`` over the pairs (a sort of structured float rows) took 0.09 s per 28,500-row call of
+    ``all_points``, ~0.55 s of ``pmkit model --json`` on ``bench/end_to_end.py``'s 100,000 two-parameter series
+    (1.8 s under cProfile); model stage 10.53 → 9.99 s of CPU, best of 3 run alternately with 9efc2f1
+    (``bench/README.md`` §12, "Two parameters, reuse")."""
+    order, cands = _ranked(x, Y, settings, count, among)
+    pairs, number = np.unique(np.stack([cands.alpha, cands.beta], axis=1), axis=0, return_inverse=True)
+    codes, _, inverse = distinct(number.reshape(-1)[order].reshape(-1))
+    return pairs[codes], inverse.reshape(order.shape)
+
+
+def _ranked(x: np.ndarray, Y: np.ndarray, settings: RefineSettings, count: int,
+            among: Callable[[np.ndarray, np.ndarray], np.ndarray] | None) -> tuple[np.ndarray, Candidates]:
+    """Per row of ``Y`` the indices of its ``count`` best candidates (:func:`ranked_shapes`), and the candidates."""
     cands = candidates(np.asarray(x, dtype=float), settings)
     if among is not None:
         keep = among(cands.alpha, cands.beta)
         cands = Candidates(cands.basis[keep], cands.alpha[keep], cands.beta[keep], cands.penalty[keep],
                            cands.positive[keep])
     _, crit = candidate_criteria(Y, cands)
-    order = smallest(crit, count)
-    return np.stack([cands.alpha[order], cands.beta[order]], axis=2)
+    return smallest(crit, count), cands
 
 
 def multi_alternatives(parameters: tuple[str, ...], points: np.ndarray, Y: np.ndarray, alpha: np.ndarray,
