@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -95,6 +96,25 @@ def test_model_end_to_end(pmkit_cli, tmp_path, fmt):
         assert set(entry["quality"]) >= {"rss", "smape", "adjusted_r2"}
     else:
         assert "main" in result.stdout and "2·p" in result.stdout
+
+
+def test_model_title_keeps_the_parameter_names_with_their_word(pmkit_cli, tmp_path, monkeypatch):
+    """A title longer than the terminal breaks after the input's name, not between "parameters" and the
+    names; a title that fits stays on one line."""
+    monkeypatch.chdir(tmp_path)
+    path = Path("a-study-name-long-enough-to-fill-most-of-an-eighty-column-line") / "exp.txt"
+    path.parent.mkdir()
+    lines = ["PARAMETER p", "PARAMETER q", "POINTS " + " ".join(f"( {p} {q} )" for p in (2, 4, 8) for q in (1, 2, 3)),
+             "REGION main", "METRIC time"]
+    lines += [f"DATA {3 + 2 * p + q} {3 + 2 * p + q}" for p in (2, 4, 8) for q in (1, 2, 3)]
+    path.write_text("\n".join(lines) + "\n")
+    result = pmkit_cli("model", str(path))
+    assert result.returncode == 0, result.stderr
+    out = result.stdout.splitlines()
+    assert all(len(line) <= 80 for line in out)
+    assert out[0].endswith("exp.txt —") and out[1] == "1 model, parameters p, q"
+    result = pmkit_cli("model", str(path), columns=200)
+    assert result.stdout.splitlines()[0].endswith("exp.txt — 1 model, parameters p, q")
 
 
 def test_taint_filter_writes_score_p_filter(pmkit_cli, shared_data, tmp_path):

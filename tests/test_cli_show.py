@@ -231,6 +231,23 @@ def test_real_cube_study(shared_data, pmkit_cli):
         assert name in out
     assert "9 points x=1…2000" in out and "target x=8000" in out
     assert "Fastest growing towards x=8000" in out
+    assert "also   6 other metrics (--metric NAME; pmkit model for all)" in out
+
+
+def test_header_says_other_metrics_exist_and_how_to_see_them(study, tmp_path, capsys):
+    """The screen shows one metric; an input with more says so in one line, an input with one says nothing."""
+    assert main(["show", str(study)]) == 0
+    assert "other metric" not in capsys.readouterr().out
+    lines = ["PARAMETER p", "POINTS " + " ".join(f"( {p} )" for p in POINTS)]
+    for metric, scale in (("time", 1.0), ("bytes", 1e6), ("visits", 10.0)):
+        lines += [f"METRIC {metric}", "REGION main"]
+        lines += [f"DATA {scale * p} {scale * p * 1.01}" for p in POINTS]
+    file = tmp_path / "metrics.txt"
+    file.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert main(["show", str(file), "--metric", "bytes"]) == 0
+    out = capsys.readouterr().out
+    assert "metric bytes" in out
+    assert "also   2 other metrics (--metric NAME; pmkit model for all)" in out
 
 
 def test_example_study_at_80_columns(tmp_path, pmkit_cli):

@@ -151,6 +151,22 @@ def test_two_runs_compare_at_their_one_point(perf_file, tmp_path, capsys):
     assert "cannot predict at run=8" in capsys.readouterr().err
 
 
+def test_two_runs_compared_show_no_growth(perf_file, tmp_path, capsys, monkeypatch):
+    """One run each holds no growth: neither the terminal nor the Markdown shows a growth column or the
+    growth classes that changed; the values, the change and the wins and losses stay."""
+    monkeypatch.setenv("COLUMNS", "80")
+    after = tmp_path / "after.out"
+    after.write_text(PERF_STAT.replace("607.33", "500.00"))
+    assert main(["compare", str(perf_file), str(after)]) == 0
+    text = capsys.readouterr().out
+    assert "growth" not in text.lower() and "A → B" not in text
+    assert "change: B − A at the target" in text and "Biggest wins at run=1" in text and "-107 ms" in text
+    assert main(["compare", str(perf_file), str(after), "--markdown"]) == 0
+    markdown = capsys.readouterr().out
+    assert "growth" not in markdown.lower()
+    assert "| call path | model A | model B | A at run=1 | B at run=1 | change | B ÷ A |" in markdown
+
+
 def test_two_perf_stat_runs_compared_say_their_totals_are_summed(perf_file, tmp_path, capsys, monkeypatch):
     """perf stat sums its CPUs and threads: compare says so beside the totals in every view, as show does."""
     after = tmp_path / "sw-after.out"

@@ -289,6 +289,25 @@ def test_findings_panel():
     assert "No findings." in render(findings_panel([]), 80)
 
 
+def test_findings_panel_keeps_numbers_with_their_units():
+    """The Kluge message at the widths where its words used to end a line in "4.04" and start the next in
+    "µs": every width from 56 to 120 columns keeps each value with its unit."""
+    from pmkit.ui.layout import quantity_pieces
+
+    assert quantity_pieces("at 0.013675 s took 502 µs, t_max 4.04 µs; 40 of 800 calls") == [
+        "at", "0.013675 s", "took", "502 µs,", "t_max", "4.04 µs;", "40", "of", "800", "calls"]
+    message = ("81.7% of all MPI time; 40 of 800 calls over t_max; largest: rank 1, call 106 at 0.013675 s took "
+               "502 µs, t_max 4.04 µs")
+    finding = Finding("kluge", "late sender overhead", callpath="main->iterate->exchange->MPI_Recv",
+                      location="ranks 1, 2, 3", severity=0.0149, unit="sec", message=message)
+    for width in range(56, 121):
+        text = render(findings_panel([finding]), width)
+        assert_fits(text, width)
+        for value in ("0.013675", "502", "4.04"):
+            lines = [line for line in text.splitlines() if value in line]
+            assert lines and all(re.search(rf"{re.escape(value)} (s|µs)", line) for line in lines), (width, text)
+
+
 def test_models_without_function_and_prior_notes():
     laws = dict(LAWS)
     experiment, _ = build(laws)

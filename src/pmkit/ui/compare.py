@@ -18,7 +18,7 @@ from rich.text import Text
 from pmkit.analysis import InputAnalysis
 from pmkit.comparison import CallpathComparison, Comparison
 from pmkit.names import display_names, display_path, printable
-from pmkit.scaling import CallpathScaling
+from pmkit.scaling import CallpathScaling, no_target
 from pmkit.ui.call_tree import model_pieces, target_header, value_text
 from pmkit.ui.detail import detail_view
 from pmkit.ui.growth_column import growth_cell, widest_piece, wrap_growth
@@ -81,6 +81,12 @@ def header_view(comparison: Comparison) -> Table:
     return grid
 
 
+def growth_modeled(comparison: Comparison) -> bool:
+    """Whether either side has a model of growth: false when both are one run (their models are the measured
+    values), and then the views leave out the growth column and the growth classes that changed."""
+    return not (no_target(comparison.a.experiment) and no_target(comparison.b.experiment))
+
+
 class ComparisonTable:
     """Call paths of a comparison as a table laid out for the width it is printed at.
 
@@ -123,8 +129,10 @@ class ComparisonTable:
         if self.models:
             columns.append(Column("models", lambda w: [wrap(m, w) for m in models], max(map(one_line, models)),
                                   minimum=max(map(widest, models)), want=0, drop=1, grow=1))
+        growth = growth_modeled(comparison)
+        if growth:
+            columns.append(_growth_column([_growth_change(comparison, row) for row in self.rows]))
         columns += [
-            _growth_column([_growth_change(comparison, row) for row in self.rows]),
             fixed_column(f"A\n{header}", [_value(row.a, a_unit) for row in self.rows], drop=3),
             fixed_column(f"B\n{header}", [_value(row.b, b_unit) for row in self.rows], drop=4),
             fixed_column("change" if comparison.comparable else "share\nchange", change),
@@ -132,8 +140,8 @@ class ComparisonTable:
         ]
         caption = ""
         if self.legend:
-            caption = "growth A → B: each side's growth as pmkit show words it, one when the same; change: B − A " \
-                "at the target" \
+            caption = ("growth A → B: each side's growth as pmkit show words it, one when the same; " if growth
+                       else "") + "change: B − A at the target" \
                 + ("" if comparison.comparable else ", in points of each side's predicted total")
         return layout_table(columns, width, title=self.title, caption=caption)
 
@@ -223,9 +231,10 @@ def comparison_view(comparison: Comparison, *, min_share: float = 0.01, top: int
     if unchanged:
         parts.append(Text(f"… {unchanged} more call paths of ≥{format_share(min_share)} changed by less than "
                           f"{_threshold_text(comparison, min_share)}", style="dim italic"))
-    parts += [Text(""),
-              section(comparison.changed_class(), "Growth class changed"), Text(""),
-              section(comparison.wins(top, min_share), f"Biggest wins at {target}", models=False), Text(""),
+    parts.append(Text(""))
+    if growth_modeled(comparison):
+        parts += [section(comparison.changed_class(), "Growth class changed"), Text("")]
+    parts += [section(comparison.wins(top, min_share), f"Biggest wins at {target}", models=False), Text(""),
               section(comparison.losses(top, min_share), f"Biggest losses at {target}", models=False)]
     return Group(*parts)
 

@@ -12,7 +12,17 @@ from rich.text import Text
 from pmkit.experiment import CallTree
 from pmkit.findings import Finding
 from pmkit.names import display_names, display_path, printable
-from pmkit.ui.layout import Column, Piece, break_text, longest_element, longest_token, one_line, widest, wrap
+from pmkit.ui.layout import (
+    Column,
+    Piece,
+    break_text,
+    longest_element,
+    longest_token,
+    one_line,
+    quantity_pieces,
+    widest,
+    wrap,
+)
 from pmkit.ui.layout import table as layout_table
 from pmkit.ui.quantities import format_severity
 
@@ -55,7 +65,7 @@ class FindingsPanel:
         texts: list[list[list[Piece]]] = []
         for finding in self.shown:
             what = [[(word, "bold") for word in printable(finding.title).split()]]
-            what += [[(word, "") for word in printable(line).split()] for line in finding.message.splitlines()]
+            what += [[(word, "") for word in quantity_pieces(printable(line))] for line in finding.message.splitlines()]
             texts.append(what)
         where = [self._where(f) for f in self.shown]
         severity = [Text(format_severity(f.severity, f.unit), style="red") for f in self.shown]

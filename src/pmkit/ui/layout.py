@@ -182,6 +182,26 @@ def word_pieces(text: str) -> list[str]:
     return text.split()
 
 
+_NUMBER = re.compile(r"[-+]?[\d.,]*\d(?:e[-+]?\d+)?")
+UNIT_WORDS = frozenset({"s", "sec", "ms", "msec", "µs", "us", "usec", "ns", "nsec", "B", "KiB", "MiB", "GiB", "TiB",
+                        "kB", "MB", "GB", "TB", "bytes", "Hz", "kHz", "MHz", "GHz"})
+"""Units a number before them is never parted from when text is broken into lines (``3.31 µs``)."""
+
+
+def quantity_pieces(text: str) -> list[str]:
+    """Text split between words, but a number and the unit after it kept as one piece: ``"took 3.31 µs,
+    t_max 4.04 µs"`` → ``["took", "3.31 µs,", "t_max", "4.04 µs"]``, so no line ends in a number whose
+    unit starts the next (rich's own wrap breaks at a non-breaking space too, so one cannot hold them)."""
+    words = text.split()
+    out: list[str] = []
+    for word in words:
+        if out and _NUMBER.fullmatch(out[-1]) and word.rstrip(",;:.)") in UNIT_WORDS:
+            out[-1] += " " + word
+        else:
+            out.append(word)
+    return out
+
+
 def wrap(paragraphs: Sequence[Sequence[Piece]], width: int) -> Text:
     """Pieces joined by spaces into lines of at most ``width``, each paragraph on a new line; a piece
     longer than the width is folded (the caller keeps the width at least its longest piece)."""

@@ -20,7 +20,7 @@ from pmkit.findings import Finding
 from pmkit.names import display_names, display_path, printable
 from pmkit.scaling import RANKING_SHARE, ScalingReport
 from pmkit.ui.call_tree import change_marker, negative_note, tree_notes, value_text, visible_rows
-from pmkit.ui.compare import target_note
+from pmkit.ui.compare import growth_modeled, target_note
 from pmkit.ui.detail import growth_span, interval_text, negative_line, segment_lines
 from pmkit.ui.growth_column import growth_cell, growth_words, trend_summary
 from pmkit.ui.interval import WIDE_NOTE, growth_interval_text, is_wide
@@ -320,17 +320,20 @@ def markdown_comparison(comparison: Comparison, *, min_share: float = 0.01, top:
                 cells += [_model(row.a) if row.a is not None else "–", _model(row.b) if row.b is not None else "–"]
             growth = [_trend(s, r.report) if s is not None else "absent" for s, r in ((row.a, a), (row.b, b))]
             change = comparison.change(row)
-            cells += [growth[0] if growth[0] == growth[1] else f"{growth[0]} → {growth[1]}",
-                      format_value(row.a.predicted, a.report.unit) if row.a is not None else "–",
+            if modeled:
+                cells.append(growth[0] if growth[0] == growth[1] else f"{growth[0]} → {growth[1]}")
+            cells += [format_value(row.a.predicted, a.report.unit) if row.a is not None else "–",
                       format_value(row.b.predicted, b.report.unit) if row.b is not None else "–",
                       format_signed_value(change, a.report.unit) if comparison.comparable
                       else format_change(change), format_change(row.ratio - 1)]
             out.append(cells)
         return out
 
-    header = ["call path", "growth A → B", f"A at {target}", f"B at {target}", "change", "B ÷ A"]
+    modeled = growth_modeled(comparison)
+    header = ["call path", *(["growth A → B"] if modeled else []), f"A at {target}", f"B at {target}", "change",
+              "B ÷ A"]
     sections = [(f"Side by side at {target}", comparison.significant(min_share)[0], True),
-                ("Growth class changed", comparison.changed_class(), True),
+                *([("Growth class changed", comparison.changed_class(), True)] if modeled else []),
                 (f"Biggest wins at {target}", comparison.wins(top, min_share), False),
                 (f"Biggest losses at {target}", comparison.losses(top, min_share), False)]
     for title, selected, models in sections:

@@ -11,7 +11,7 @@ from rich.text import Text
 from pmkit.experiment import CallTree
 from pmkit.models import Model
 from pmkit.names import display_names, display_path, printable
-from pmkit.ui.layout import Column, Piece, one_line, term_pieces, widest, wrap
+from pmkit.ui.layout import Column, Piece, one_line, term_pieces, widest, word_pieces, wrap
 from pmkit.ui.layout import table as layout_table
 from pmkit.ui.quantities import format_change_point, format_figure, format_r2
 from pmkit.ui.ranking import fixed_column, path_column
@@ -36,7 +36,7 @@ class ModelTable:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         if self.title is not None:  # above the table, not its title: a long path would fold at the table's width
-            yield Text(printable(self.title), style="table.title")
+            yield title_text(printable(self.title), options.max_width)
         yield self.table(options.max_width)
 
     def _paths(self) -> list[str]:
@@ -72,6 +72,17 @@ class ModelTable:
             fixed_column("adj. R²", [Text(format_r2(m.quality.adjusted_r2)) for m in self.models], drop=1),
         ]
         return layout_table(columns, width)
+
+
+def title_text(title: str, width: int) -> Text:
+    """The title broken between words at ``width``, what follows its last `` — `` (``12 models, parameters
+    x, y``) kept on one line where it fits: rich alone broke between "parameters" and the names."""
+    subject, dash, summary = title.rpartition(" — ")
+    if not dash or len(summary) > width:
+        pieces = word_pieces(title)
+    else:
+        pieces = [*word_pieces(subject), "—", summary]
+    return wrap([[(piece, "table.title") for piece in pieces]], width)
 
 
 def _segment_paragraphs(model: Model) -> list[list[Piece]]:

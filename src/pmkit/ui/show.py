@@ -79,6 +79,9 @@ def header_view(result: InputAnalysis) -> Table:
     unit = f"{report.unit}, " if report.unit else ""
     grid.add_row("metric", Text(printable(f"{report.metric} ({unit}{kind}), {report.measure} of repetitions · modeler "
                                           f"{', '.join(modelers) or '–'}")))
+    others = other_metrics_text(experiment)
+    if others:
+        grid.add_row("also", Text(others, style="dim"))
     if report.no_target is not None:  # one run: the measured values, and why nothing is predicted (said once)
         grid.add_row("now", f"{format_point(report.reference)} (the one measured point)")
         grid.add_row("target", Text(f"none — {report.no_target}", style="yellow"))
@@ -94,6 +97,15 @@ def header_view(result: InputAnalysis) -> Table:
     for path, problem in experiment.provenance.skipped:
         grid.add_row(Text("skipped", style="yellow"), Text(printable(f"{path}: {problem}"), style="yellow"))
     return grid
+
+
+def other_metrics_text(experiment: Experiment) -> str:
+    """``6 other metrics (--metric NAME; pmkit model for all)``: the view shows one metric, so say that the
+    input has more and how to see them; empty when it has only the one shown."""
+    others = len(experiment.metrics) - 1
+    if others < 1:
+        return ""
+    return f"{format_count(others, 'other metric')} (--metric NAME; pmkit model for all)"
 
 
 def target_text(report: ScalingReport) -> str:
