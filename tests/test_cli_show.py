@@ -248,6 +248,12 @@ def test_header_says_other_metrics_exist_and_how_to_see_them(study, tmp_path, ca
     out = capsys.readouterr().out
     assert "metric bytes" in out
     assert "also   2 other metrics (--metric NAME; pmkit model for all)" in out
+    assert main(["show", str(file), "--metric", "bytes", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["show"][0]["other_metrics"] == ["time", "visits"]
+    assert main(["show", str(file), "--markdown"]) == 0
+    assert "- also: 2 other metrics (--metric NAME; pmkit model for all)" in capsys.readouterr().out
+    assert main(["show", str(study), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["show"][0]["other_metrics"] == []
 
 
 def test_example_study_at_80_columns(tmp_path, pmkit_cli):

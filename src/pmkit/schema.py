@@ -52,8 +52,9 @@ def show_document(analysis: Analysis) -> dict[str, Any]:
 def show_inputs(analysis: Analysis) -> list[dict[str, Any]]:
     """The ``show`` member of ``pmkit show --json``: per input the reference point, target, totals,
     strong-scaling parameters and speed-ups, the call paths left out of the predicted total, detail and
-    contributed tables."""
+    contributed tables, and the input's other metrics (``--metric NAME`` shows one of them)."""
     return [{"source": r.source, **r.report.prediction_document(),
+             "other_metrics": [m for m in r.experiment.metric_names if m != r.report.metric],
              **({"detail": r.detail.to_json()} if r.detail is not None else {}),
              "total": _total(r), "speedups": [s.to_json() for s in r.speedups],
              "tables": [t.to_json() for t in r.tables]} for r in analysis.inputs]

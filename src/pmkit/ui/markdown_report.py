@@ -41,7 +41,7 @@ from pmkit.ui.quantities import (
     format_value,
 )
 from pmkit.ui.ranking import empty_ranking, ranking_caption, ranking_title
-from pmkit.ui.show import measured_text, target_text, total_text
+from pmkit.ui.show import measured_text, other_metrics_text, target_text, total_text
 
 
 def _cell(text: str) -> str:
@@ -97,6 +97,7 @@ def markdown_section(result: InputAnalysis, *, depth: int | None = None, min_sha
               f"- metric: {printable(report.metric)}" + (f" ({printable(unit)})" if unit else "")
               + f", {'inclusive' if report.inclusive else 'exclusive'}, {report.measure} of repetitions",
               f"- modeler: {printable(', '.join(modelers) or '–')}",
+              *([f"- also: {printable(other_metrics_text(experiment))}"] if len(experiment.metrics) > 1 else []),
               f"- now: {format_point(report.reference)} (largest measured); target: {target_text(report)}",
               f"- total: {total_text(result)}"]
     if report.no_target is not None:  # one run: the measured values, and why nothing is predicted (said once)
