@@ -619,6 +619,7 @@ def test_laws_fitted_together_are_each_law_fitted_alone():
     bit for bit: laws of two and three columns interleaved, one of them large enough to run on threads, a
     rank-deficient design and a zero value."""
     from pmkit.fitting.kernels import PARALLEL_MIN_SERIES
+    from pmkit.fitting.leastsquares import relative_rss, smape
     from pmkit.modelers.multiparam import _designs, _fit_stacked, _laws_fits
 
     rng = np.random.default_rng(11)
@@ -633,10 +634,12 @@ def test_laws_fitted_together_are_each_law_fitted_alone():
           for n, d in zip(sizes, designs, strict=True)]
     Ys[0][5, 2] = 0.0
     got = _laws_fits(Ys, designs)
-    assert [len(fit.predicted) for fit in got] == sizes
+    assert [len(fit.predicted) for fit, _ in got] == sizes
     assert {d.shape[2] for d in designs} == {2, 3}
-    for Y, design, fit in zip(Ys, designs, got, strict=True):
+    for Y, design, (fit, relative) in zip(Ys, designs, got, strict=True):
         alone = _fit_stacked(Y, design, np.zeros(len(Y), dtype=np.int64))
         for name in ("coefficients", "predicted", "rss", "loo_smape"):
             assert getattr(fit, name).tobytes() == getattr(alone, name).tobytes(), name
-    assert np.isfinite(got[1].loo_smape).all() and (got[1].rss > 0).all()
+        assert fit.smape.tobytes() == smape(Y, alone.predicted).tobytes()
+        assert relative.tobytes() == relative_rss(Y, alone.predicted).tobytes()
+    assert np.isfinite(got[1][0].loo_smape).all() and (got[1][0].rss > 0).all() and (got[1][0].smape > 0).all()

@@ -1516,11 +1516,10 @@ class _Search:
         parameters, discarded work"); each row is fitted on its own design alone, so the fits are the same bits."""
         designs = [_designs(np.array([[_factor_column(self.pts, shape, self.columns) for shape in shapes]]),
                            combination) for _, _, shapes, combination in laws]
-        for (Y, rows, shapes, combination), fit in zip(laws, _laws_fits([law[0] for law in laws], designs),
-                                                      strict=True):
-            fit = replace(fit, smape=smape(Y, fit.predicted))
+        for (Y, rows, shapes, combination), (fit, relative) in zip(laws, _laws_fits([law[0] for law in laws], designs),
+                                                                  strict=True):
             variant.add(_Group(self.parameters, shapes, combination, fit.coefficients, self.notes), rows, fit,
-                        1 + len(combination), Y)
+                        1 + len(combination), Y, relative)
 
     def all_points_residuals(self, Y: np.ndarray, table: np.ndarray, laws: np.ndarray, combination: Combination
                            ) -> np.ndarray:
@@ -1900,21 +1899,23 @@ def _fit_stacked(Y: np.ndarray, designs: np.ndarray, local: np.ndarray, relative
     return fit
 
 
-def _laws_fits(Ys: Sequence[np.ndarray], designs: Sequence[np.ndarray]) -> list[DesignFit]:
+def _laws_fits(Ys: Sequence[np.ndarray], designs: Sequence[np.ndarray]) -> list[tuple[DesignFit, np.ndarray]]:
     """Per law, :func:`_fit_stacked` of its series ``Ys[i]`` on its one design ``designs[i]`` (1 × points ×
-    columns), the designs of as many columns stacked and fitted in one pass and each law's rows sliced back."""
-    fits: list[DesignFit | None] = [None] * len(Ys)
+    columns) with its in-sample SMAPE, and its rows' :func:`~pmkit.fitting.leastsquares.relative_rss`: the designs
+    of as many columns stacked and fitted in one pass, each law's rows sliced back (every figure is a row's own)."""
+    fits: list[tuple[DesignFit, np.ndarray] | None] = [None] * len(Ys)
     by_columns: dict[int, list[int]] = {}
     for i, design in enumerate(designs):
         by_columns.setdefault(design.shape[2], []).append(i)
     for members in by_columns.values():
         sizes = [len(Ys[i]) for i in members]
-        fit = _fit_stacked(np.concatenate([Ys[i] for i in members]), np.concatenate([designs[i] for i in members]),
-                           np.repeat(np.arange(len(members)), sizes))
+        Y = np.concatenate([Ys[i] for i in members])
+        fit = _fit_stacked(Y, np.concatenate([designs[i] for i in members]), np.repeat(np.arange(len(members)), sizes))
+        in_sample, relative = smape(Y, fit.predicted), relative_rss(Y, fit.predicted)
         bounds = np.cumsum([0, *sizes])
         for i, lo, hi in zip(members, bounds[:-1], bounds[1:], strict=True):
-            fits[i] = DesignFit(fit.coefficients[lo:hi], fit.predicted[lo:hi], fit.rss[lo:hi], fit.smape[lo:hi],
-                                fit.loo_smape[lo:hi])
+            fits[i] = (DesignFit(fit.coefficients[lo:hi], fit.predicted[lo:hi], fit.rss[lo:hi], in_sample[lo:hi],
+                                 fit.loo_smape[lo:hi]), relative[lo:hi])
     return [fit for fit in fits if fit is not None]
 
 
