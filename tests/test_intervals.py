@@ -337,9 +337,14 @@ def test_line_fits_kernel_equals_numpy(points) -> None:
         sums = (w.sum(axis=1), (w * Ys).sum(axis=1), w @ basis.T, w @ (basis * basis).T, (w * Ys) @ basis.T)
         fast = kernels.line_fits(Ys, basis, *sums, use_numba=True)
         slow = kernels.line_fits(Ys, basis, *sums, use_numba=False)
+        bare = [kernels.line_fits(Ys, basis, *sums, covariance=False, use_numba=numba) for numba in (True, False)]
     for a, b in zip(fast, slow, strict=True):
         np.testing.assert_array_equal(a, b)
     assert np.isfinite(slow[2]).mean() > 0.5
+    for coef, inv, rss in bare:  # without the covariances: the same coefficients and RSS, to the bit
+        assert inv is None
+        np.testing.assert_array_equal(coef, slow[0])
+        np.testing.assert_array_equal(rss, slow[2])
 
 
 def test_smallest_equals_a_stable_argsort() -> None:

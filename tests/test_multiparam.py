@@ -612,3 +612,34 @@ def test_relative_residuals_are_the_ordinary_fits_to_the_bit():
         want = (((Y - _fit_ordinary(Y, designs, local).predicted) / Y) ** 2).sum(axis=1)
     assert got.tobytes() == want.tobytes()
     assert np.isinf(got[7]) and np.isfinite(np.delete(got, 7)).all() and (got < 1).sum() > 1500
+
+
+def test_laws_fitted_together_are_each_law_fitted_alone():
+    """_laws_fits (the laws of as many columns stacked into one pass) gives each law's _fit_stacked on its own design,
+    bit for bit: laws of two and three columns interleaved, one of them large enough to run on threads, a
+    rank-deficient design and a zero value."""
+    from pmkit.fitting.kernels import PARALLEL_MIN_SERIES
+    from pmkit.fitting.leastsquares import relative_rss, smape
+    from pmkit.modelers.multiparam import _designs, _fit_stacked, _laws_fits
+
+    rng = np.random.default_rng(11)
+    points = rng.choice([4.0, 8.0, 16.0, 32.0, 64.0], size=(25, 2))
+    laws = [((1, 1), (frozenset({0}), frozenset({0, 1}))), ((2, 0), (frozenset({0, 1}),)),
+            ((0.5, 2), (frozenset({0}), frozenset({1}))), ((3, 1), (frozenset({1}),)),
+            ((1, 0), (frozenset({1}),))]  # the last: a constant column, rank-deficient
+    sizes = [40, PARALLEL_MIN_SERIES + 7, 1, 300, 2]
+    designs = [_designs(np.stack([points[:, 0] ** a, np.log2(points[:, 1]) ** b])[None], combination)
+               for (a, b), combination in laws]
+    Ys = [3 + rng.uniform(0.5, 2, (n, 1)) * d[0, :, 1] * rng.uniform(0.9, 1.1, (n, 25))
+          for n, d in zip(sizes, designs, strict=True)]
+    Ys[0][5, 2] = 0.0
+    got = _laws_fits(Ys, designs)
+    assert [len(fit.predicted) for fit, _ in got] == sizes
+    assert {d.shape[2] for d in designs} == {2, 3}
+    for Y, design, (fit, relative) in zip(Ys, designs, got, strict=True):
+        alone = _fit_stacked(Y, design, np.zeros(len(Y), dtype=np.int64))
+        for name in ("coefficients", "predicted", "rss", "loo_smape"):
+            assert getattr(fit, name).tobytes() == getattr(alone, name).tobytes(), name
+        assert fit.smape.tobytes() == smape(Y, alone.predicted).tobytes()
+        assert relative.tobytes() == relative_rss(Y, alone.predicted).tobytes()
+    assert np.isfinite(got[1][0].loo_smape).all() and (got[1][0].rss > 0).all() and (got[1][0].smape > 0).all()

@@ -273,13 +273,14 @@ def _candidates(points: bytes, settings: RefineSettings) -> Candidates:
     return found
 
 
-def candidate_criteria(Y: np.ndarray, cands: Candidates) -> tuple[RelativeFits, np.ndarray]:
+def candidate_criteria(Y: np.ndarray, cands: Candidates, *, covariance: bool = True
+                       ) -> tuple[RelativeFits, np.ndarray]:
     """Relative fits of every candidate to every row of ``Y`` and their penalised criteria (relative RSS
     times the level's penalty; inf where a fit breaks the search's sign rules: falling terms fall, terms
-    of non-negative values rise)."""
+    of non-negative values rise).  ``covariance=False``: the fits without their unit covariances."""
     largest = np.abs(Y).max(axis=1, keepdims=True)
     Ys = Y / np.where(largest > 0, largest, 1.0)
-    fits = relative_line_fits(Ys, relative_weights(Ys), cands.basis)
+    fits = relative_line_fits(Ys, relative_weights(Ys), cands.basis, covariance=covariance)
     nonneg = (Y >= 0).all(axis=1)
     sign_ok = np.where(cands.positive[None, :] | nonneg[:, None], fits.coef[:, :, 1] > 0, True)
     sign_ok[:, 0] = True
@@ -478,7 +479,7 @@ def _ranked(x: np.ndarray, Y: np.ndarray, settings: RefineSettings, count: int,
         keep = among(cands.alpha, cands.beta)
         cands = Candidates(cands.basis[keep], cands.alpha[keep], cands.beta[keep], cands.penalty[keep],
                            cands.positive[keep])
-    _, crit = candidate_criteria(Y, cands)
+    _, crit = candidate_criteria(Y, cands, covariance=False)  # ranked by the criterion alone
     return smallest(crit, count), cands
 
 

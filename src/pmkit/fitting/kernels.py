@@ -734,7 +734,7 @@ def _pairwise_sum(a, start, n, stack):
             value = left[top] + value
 
 
-def _line_fits_loop(Ys, basis, sw, swy, swb, swbb, swby, coef, inv, rss):
+def _line_fits_loop(Ys, basis, sw, swy, swb, swbb, swby, coef, inv, rss, covariance):
     count, n = Ys.shape
     relative = np.empty(n)
     stack = (np.empty(64, np.int64), np.empty(64, np.int64), np.zeros(64, np.bool_), np.empty(64))
@@ -750,15 +750,17 @@ def _line_fits_loop(Ys, basis, sw, swy, swb, swbb, swby, coef, inv, rss):
             if flat:
                 c1 = 0.0
                 c0 = wy / w0
-                inv[s, h, 0, 0] = 1.0 / w0
-                inv[s, h, 1, 1] = 0.0
-                inv[s, h, 0, 1] = inv[s, h, 1, 0] = 0.0
+                if covariance:
+                    inv[s, h, 0, 0] = 1.0 / w0
+                    inv[s, h, 1, 1] = 0.0
+                    inv[s, h, 0, 1] = inv[s, h, 1, 0] = 0.0
             else:
                 c1 = (w0 * by - b * wy) / det
                 c0 = (wy - c1 * b) / w0
-                inv[s, h, 0, 0] = bb / det
-                inv[s, h, 1, 1] = w0 / det
-                inv[s, h, 0, 1] = inv[s, h, 1, 0] = -b / det
+                if covariance:
+                    inv[s, h, 0, 0] = bb / det
+                    inv[s, h, 1, 1] = w0 / det
+                    inv[s, h, 0, 1] = inv[s, h, 1, 0] = -b / det
             coef[s, h, 0] = c0
             coef[s, h, 1] = c1
             for j in range(n):
@@ -768,7 +770,7 @@ def _line_fits_loop(Ys, basis, sw, swy, swb, swbb, swby, coef, inv, rss):
             rss[s, h] = _PAIRWISE(relative, 0, n, stack)
 
 
-def _line_fits_numpy(Ys, basis, sw, swy, swb, swbb, swby, coef, inv, rss):
+def _line_fits_numpy(Ys, basis, sw, swy, swb, swbb, swby, coef, inv, rss, covariance):
     sw, swy = sw[:, None], swy[:, None]
     with np.errstate(all="ignore"):
         det = sw * swbb - swb * swb
@@ -778,6 +780,9 @@ def _line_fits_numpy(Ys, basis, sw, swy, swb, swbb, swby, coef, inv, rss):
         predicted = c0[:, :, None] + c1[:, :, None] * basis[None, :, :]
         relative = (Ys[:, None, :] - predicted) / np.where(Ys != 0, Ys, 1.0)[:, None, :]
         rss[:] = (relative * relative).sum(axis=2)
+        if not covariance:
+            coef[..., 0], coef[..., 1] = c0, c1
+            return
         inv[..., 0, 0] = np.where(flat, 1.0 / sw, swbb / np.where(flat, 1.0, det))
         inv[..., 1, 1] = np.where(flat, 0.0, sw / np.where(flat, 1.0, det))
         inv[..., 0, 1] = inv[..., 1, 0] = np.where(flat, 0.0, -swb / np.where(flat, 1.0, det))
@@ -785,27 +790,32 @@ def _line_fits_numpy(Ys, basis, sw, swy, swb, swbb, swby, coef, inv, rss):
 
 
 def line_fits(Ys: np.ndarray, basis: np.ndarray, sw: np.ndarray, swy: np.ndarray, swb: np.ndarray,
-              swbb: np.ndarray, swby: np.ndarray, *, use_numba: bool | None = None
-              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+              swbb: np.ndarray, swby: np.ndarray, *, covariance: bool = True, use_numba: bool | None = None
+              ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
     """From the weighted sums of every series (rows of ``Ys``) and basis row (``sw``, ``swy`` per series;
     ``swb``, ``swbb``, ``swby`` per series and row), the coefficients ``(c0, c1)``, the unit covariance
     ``(XᵀWX)⁻¹`` and the relative RSS of ``c0 + c1·b`` (``c1 = 0`` where the weighted spread of ``b`` is
     below 10⁻¹² of its square: the constant model).  The loop spares the series × rows × points temporaries
     of the numpy version, which is the reference and equal to the last bit; it runs on threads from
     :data:`PARALLEL_MIN_SERIES` series on (0.66 s of ``pmkit model --json`` on 100,000 two-parameter series ran on
-    one core, ``bench/README.md`` §12)."""
+    one core, ``bench/README.md`` §12).
+
+    ``covariance=False``: no covariance (``None`` in its place; the coefficients and RSS are the same bits), for
+    the callers that rank by the criterion alone (``ranked_shapes`` and the line-law search's noise check), which
+    wrote series × rows × 4 floats and dropped them (``bench/README.md`` §12, "Two parameters, discarded work")."""
     count, rows = swb.shape
-    coef, inv, rss = np.empty((count, rows, 2)), np.empty((count, rows, 2, 2)), np.empty((count, rows))
+    coef, rss = np.empty((count, rows, 2)), np.empty((count, rows))
+    inv = np.empty((count, rows if covariance else 0, 2, 2))
     args = (np.ascontiguousarray(Ys, dtype=float), np.ascontiguousarray(basis, dtype=float), sw, swy, swb, swbb,
-            swby, coef, inv, rss)
+            swby, coef, inv, rss, covariance)
     if numba_enabled() if use_numba is None else use_numba:
         global _PAIRWISE
         if _PAIRWISE is None:
             _PAIRWISE = _jit("pairwise_sum", _pairwise_sum)
-        run_rows(_jit("line_fits", _line_fits_loop), count, args, (True, False, *(True,) * 8))
+        run_rows(_jit("line_fits", _line_fits_loop), count, args, (True, False, *(True,) * 8, False))
     else:
         _line_fits_numpy(*args)
-    return coef, inv, rss
+    return coef, inv if covariance else None, rss
 
 
 # ---------------------------------------------------------------------------------------------

@@ -200,13 +200,15 @@ class RelativeFits:
     """Relative least-squares fits of hypotheses (two columns: 1 and a basis) to series, scaled back."""
 
     coef: np.ndarray
-    cov_unit: np.ndarray
+    cov_unit: np.ndarray | None
     rss: np.ndarray
 
 
-def relative_line_fits(Ys: np.ndarray, w: np.ndarray, basis: np.ndarray) -> RelativeFits:
+def relative_line_fits(Ys: np.ndarray, w: np.ndarray, basis: np.ndarray, *, covariance: bool = True
+                       ) -> RelativeFits:
     """Relative least squares of ``c0 + c1·b`` for every series (rows of ``Ys``, weights ``w``) and basis
-    row ``b``; a basis of zeros is the constant model (``c1 = 0``).  Closed form."""
+    row ``b``; a basis of zeros is the constant model (``c1 = 0``).  Closed form.  ``covariance=False``: no
+    unit covariance (``None``), for callers that read only the coefficients and RSS (the same bits)."""
     from pmkit.fitting.kernels import line_fits
 
     with np.errstate(all="ignore"):
@@ -215,4 +217,4 @@ def relative_line_fits(Ys: np.ndarray, w: np.ndarray, basis: np.ndarray) -> Rela
         swbb = w @ (basis * basis).T
         swy = (w * Ys).sum(axis=1)
         swby = (w * Ys) @ basis.T
-    return RelativeFits(*line_fits(Ys, basis, sw, swy, swb, swbb, swby))
+    return RelativeFits(*line_fits(Ys, basis, sw, swy, swb, swbb, swby, covariance=covariance))

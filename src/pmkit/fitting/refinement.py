@@ -633,7 +633,7 @@ def _simplest_within_noise(x: np.ndarray, Ys: np.ndarray, weights: np.ndarray, a
             scale = np.where(Yc != 0, Yc, 1.0)
             noise = ((Yc - accepted) / scale) ** 2
             noise = noise.sum(axis=1) / (n - 2)
-            fits = relative_line_fits(Yc, w, np.where(usable[:, None], basis, 0.0))
+            fits = relative_line_fits(Yc, w, np.where(usable[:, None], basis, 0.0), covariance=False)
             curves = fits.coef[:, :, :1] + fits.coef[:, :, 1:] * basis[None, :, :]
             difference = (((curves - accepted[:, None, :]) / scale[:, None, :]) ** 2).mean(axis=2)
         allowed = usable[None, :] & (table.level[None, :] < levels[part, None])

@@ -1280,13 +1280,11 @@ class _Search:
             # each key's rows in ascending order, from one stable sort (not a mask over all rows per key)
             by_key = np.flatnonzero(found)[np.argsort(first_of.reshape(-1), kind="stable")]
             bounds = np.searchsorted(np.sort(first_of.reshape(-1)), np.arange(len(keys) + 1))
+            laws = []
             for k, (u, q) in enumerate(keys.tolist()):
-                picked = by_key[bounds[k]:bounds[k + 1]]
-                group_shapes = (shapes[u], (x, *pairs[q][0]), (x, *pairs[q][1]))
-                fit = self.split_fit(Y[rows[picked]], group_shapes, combination)
-                fit = replace(fit, smape=smape(Y[rows[picked]], fit.predicted))
-                split.add(_Group(self.parameters, group_shapes, combination, fit.coefficients, self.notes),
-                          rows[picked], fit, 1 + len(combination), Y[rows[picked]])
+                picked = rows[by_key[bounds[k]:bounds[k + 1]]]
+                laws.append((Y[picked], picked, (shapes[u], (x, *pairs[q][0]), (x, *pairs[q][1])), combination))
+            self.add_laws(split, laws)
         current = _Outcome(_chosen(winner, [o.error for o in outcomes]), _chosen(winner, [o.size for o in outcomes]),
                            [], _chosen(winner, [o.relative_rss for o in outcomes]))
         better = _weak_wins(current, split, len(self.pts), self.settings.acceptance)
@@ -1412,10 +1410,11 @@ class _Search:
             if moved.size == 0:
                 continue
             keys, inverse = distinct_rows(current[moved])
+            laws = []
             for g, key in enumerate(keys.tolist()):
                 picked = moved[inverse == g]
-                group_shapes = tuple(shapes[i] for i in key)
-                self.add_law(variant, Y_rows[picked], rows[picked], group_shapes, combination)
+                laws.append((Y_rows[picked], rows[picked], tuple(shapes[i] for i in key), combination))
+            self.add_laws(variant, laws)
         if not variant.parts:
             return winner
         return _taken(outcomes, winner, variant, _all_points_wins(_current(outcomes, winner), variant, len(self.pts)))
@@ -1500,20 +1499,27 @@ class _Search:
         if not specs:
             return winner
         variant = _Outcome(np.full(count, np.inf), np.zeros(count, dtype=np.int64), [], np.full(count, np.inf))
+        laws = []
         for k in np.unique(spec_of[spec_of >= 0]).tolist():
             picked = np.flatnonzero(spec_of == k)
-            shapes, placed = specs[k]
-            self.add_law(variant, Y[picked], picked, shapes, placed)
+            laws.append((Y[picked], picked, *specs[k]))
+        self.add_laws(variant, laws)
         return _taken(outcomes, winner, variant, _dropped_wins(_current(outcomes, winner), variant, len(self.pts)))
 
-    def add_law(self, variant: _Outcome, Y: np.ndarray, rows: np.ndarray, shapes: tuple[Shape, ...],
-                combination: Combination) -> None:
-        """Fit the law ``combination`` of ``shapes`` to the series ``Y`` (rows ``rows`` of the search) and record it
-        in ``variant``."""
-        fit = self.split_fit(Y, shapes, combination)
-        fit = replace(fit, smape=smape(Y, fit.predicted))
-        variant.add(_Group(self.parameters, shapes, combination, fit.coefficients, self.notes), rows, fit,
-                    1 + len(combination), Y)
+    def add_laws(self, variant: _Outcome,
+                 laws: Sequence[tuple[np.ndarray, np.ndarray, tuple[Shape, ...], Combination]]) -> None:
+        """Fit each law ``(Y, rows, shapes, combination)`` of ``laws`` (the combination of ``shapes``, by ordinary
+        least squares) to its series ``Y`` (rows ``rows`` of the search) and record it in ``variant``, in order.
+
+        The laws with as many design columns are fitted in one pass (:func:`_laws_fits`): one call per law took
+        ~1,900 calls on ``bench/end_to_end.py``'s 100,000 two-parameter series (``bench/README.md`` §12, "Two
+        parameters, discarded work"); each row is fitted on its own design alone, so the fits are the same bits."""
+        designs = [_designs(np.array([[_factor_column(self.pts, shape, self.columns) for shape in shapes]]),
+                           combination) for _, _, shapes, combination in laws]
+        for (Y, rows, shapes, combination), (fit, relative) in zip(laws, _laws_fits([law[0] for law in laws], designs),
+                                                                  strict=True):
+            variant.add(_Group(self.parameters, shapes, combination, fit.coefficients, self.notes), rows, fit,
+                        1 + len(combination), Y, relative)
 
     def all_points_residuals(self, Y: np.ndarray, table: np.ndarray, laws: np.ndarray, combination: Combination
                            ) -> np.ndarray:
@@ -1523,11 +1529,6 @@ class _Search:
         keys, local = distinct_rows(laws)
         factors = table[keys]  # laws × terms × points
         return _relative_residuals(Y, _designs(factors, combination), local.reshape(-1))
-
-    def split_fit(self, Y: np.ndarray, shapes: tuple[Shape, ...], combination: Combination) -> DesignFit:
-        """Ordinary least squares of every row of ``Y`` on the one design of ``combination`` of ``shapes``."""
-        factors = np.array([[_factor_column(self.pts, shape, self.columns) for shape in shapes]])
-        return _fit_stacked(Y, _designs(factors, combination), np.zeros(len(Y), dtype=np.int64))
 
     def unmixed(self, Y: np.ndarray, singles: list[SingleFits | None], lines: list[Line | None], tss: np.ndarray,
                 outcomes: list[_Outcome], winner: np.ndarray) -> np.ndarray:
@@ -1896,6 +1897,26 @@ def _fit_stacked(Y: np.ndarray, designs: np.ndarray, local: np.ndarray, relative
         fit.rss[part] = (residual * residual).sum(axis=1)
         fit.loo_smape[part] = loo
     return fit
+
+
+def _laws_fits(Ys: Sequence[np.ndarray], designs: Sequence[np.ndarray]) -> list[tuple[DesignFit, np.ndarray]]:
+    """Per law, :func:`_fit_stacked` of its series ``Ys[i]`` on its one design ``designs[i]`` (1 × points ×
+    columns) with its in-sample SMAPE, and its rows' :func:`~pmkit.fitting.leastsquares.relative_rss`: the designs
+    of as many columns stacked and fitted in one pass, each law's rows sliced back (every figure is a row's own)."""
+    fits: list[tuple[DesignFit, np.ndarray] | None] = [None] * len(Ys)
+    by_columns: dict[int, list[int]] = {}
+    for i, design in enumerate(designs):
+        by_columns.setdefault(design.shape[2], []).append(i)
+    for members in by_columns.values():
+        sizes = [len(Ys[i]) for i in members]
+        Y = np.concatenate([Ys[i] for i in members])
+        fit = _fit_stacked(Y, np.concatenate([designs[i] for i in members]), np.repeat(np.arange(len(members)), sizes))
+        in_sample, relative = smape(Y, fit.predicted), relative_rss(Y, fit.predicted)
+        bounds = np.cumsum([0, *sizes])
+        for i, lo, hi in zip(members, bounds[:-1], bounds[1:], strict=True):
+            fits[i] = (DesignFit(fit.coefficients[lo:hi], fit.predicted[lo:hi], fit.rss[lo:hi], in_sample[lo:hi],
+                                 fit.loo_smape[lo:hi]), relative[lo:hi])
+    return [fit for fit in fits if fit is not None]
 
 
 def _fit_ordinary(Y: np.ndarray, designs: np.ndarray, local: np.ndarray) -> DesignFit:
