@@ -479,12 +479,17 @@ def _designs(factors: np.ndarray, combination: Combination) -> np.ndarray:
 
 
 def _factor_column(points: np.ndarray, shape: Shape, columns: dict | None) -> np.ndarray:
-    if columns is not None and shape in columns:
-        return columns[shape]
+    """The column of ``shape`` at ``points``, kept in ``columns`` (if given) under the shape's integers: a
+    ``Fraction``'s hash is computed in Python on each look-up, and the search looks up ~32,000 columns on
+    ``bench/end_to_end.py``'s 100,000 two-parameter series (``bench/README.md`` §12, "Two parameters, last
+    cuts")."""
     param, alpha, beta = shape
-    col = shape_basis(points[:, param], alpha, beta)
-    if columns is not None:
-        columns[shape] = col
+    key = (param, alpha.numerator, alpha.denominator, beta.numerator, beta.denominator)
+    col = None if columns is None else columns.get(key)
+    if col is None:
+        col = shape_basis(points[:, param], alpha, beta)
+        if columns is not None:
+            columns[key] = col
     return col
 
 
