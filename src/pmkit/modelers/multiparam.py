@@ -906,7 +906,7 @@ def _split_laws(group: _Group) -> tuple[Shape, Shape] | None:
     or None: the laws :meth:`_Search.split_factors` offers two factors of x."""
     combination = group.combination or ()
     if (len(group.shapes) != 2 or group.shapes[0][0] == group.shapes[1][0] or len(combination) != 2
-            or any(alpha < 0 for _, alpha, _ in group.shapes)):
+            or any(alpha.numerator < 0 for _, alpha, _ in group.shapes)):  # a sign, as in combine
         return None
     alone = [members for members in combination if len(members) == 1]
     if len(alone) != 1 or len(combination[0] | combination[1]) != 2:
@@ -923,7 +923,7 @@ def _one_shape_law(group: _Group) -> tuple[tuple[Shape, ...], Combination] | Non
     combination = group.combination or ()
     params = {shape[0] for shape in group.shapes}
     if (not combination or len(params) < 2 or len(params) != len(group.shapes)
-            or any(alpha < 0 or beta < 0 for _, alpha, beta in group.shapes)):
+            or any(alpha.numerator < 0 or beta.numerator < 0 for _, alpha, beta in group.shapes)):
         return None
     return group.shapes, combination
 
@@ -1790,7 +1790,9 @@ class _Search:
         if not candidates:
             return
         fits, errors, eligible, stacks = [], [], [], []
-        falls = np.array([any(alpha < 0 for _, alpha, _ in s) for s in shapes])
+        # an exponent's sign is its numerator's: Fraction's ``<`` runs in Python (113,000 comparisons here, in
+        # _split_laws and _one_shape_law on bench/end_to_end.py's 100,000 two-parameter series)
+        falls = np.array([any(alpha.numerator < 0 for _, alpha, _ in s) for s in shapes])
         factors = np.array([[_factor_column(self.pts, shape, self.columns) for shape in s] for s in shapes])
         for c in candidates:
             designs = _designs(factors, c)
