@@ -479,12 +479,17 @@ def _designs(factors: np.ndarray, combination: Combination) -> np.ndarray:
 
 
 def _factor_column(points: np.ndarray, shape: Shape, columns: dict | None) -> np.ndarray:
-    if columns is not None and shape in columns:
-        return columns[shape]
+    """The column of ``shape`` at ``points``, kept in ``columns`` (if given) under the shape's integers: a
+    ``Fraction``'s hash is computed in Python on each look-up, and the search looks up ~32,000 columns on
+    ``bench/end_to_end.py``'s 100,000 two-parameter series (``bench/README.md`` §12, "Two parameters, last
+    cuts")."""
     param, alpha, beta = shape
-    col = shape_basis(points[:, param], alpha, beta)
-    if columns is not None:
-        columns[shape] = col
+    key = (param, alpha.numerator, alpha.denominator, beta.numerator, beta.denominator)
+    col = None if columns is None else columns.get(key)
+    if col is None:
+        col = shape_basis(points[:, param], alpha, beta)
+        if columns is not None:
+            columns[key] = col
     return col
 
 
@@ -734,6 +739,8 @@ class _Outcome:
     size: np.ndarray
     parts: list[tuple[_Group, np.ndarray, DesignFit, int]]
     relative_rss: np.ndarray | None = None
+    in_one_term: dict[tuple[int, int, int], np.ndarray] = field(default_factory=dict, repr=False, compare=False)
+    """:func:`_in_one_term`'s answers, per (parameter, series, parts then held)."""
 
     def add(self, group: _Group, rows: np.ndarray, fit: DesignFit, coefficients: int, Y: np.ndarray,
             relative: np.ndarray | None = None) -> None:
@@ -810,13 +817,21 @@ def _multiplies(outcome: _Outcome, param: int, count: int) -> np.ndarray:
 
 def _in_one_term(outcome: _Outcome, param: int, count: int) -> np.ndarray:
     """Per series, whether the law ``outcome`` chose has parameter ``param`` in exactly one term (alone or in a
-    product): then that parameter's line law stands for one factor (see :meth:`_Search.unmixed`)."""
+    product): then that parameter's line law stands for one factor (see :meth:`_Search.unmixed`).
+
+    The answer is kept on the outcome (never changed by callers) while its parts are the same: the read-again
+    passes ask it of the same outcomes again, 32 distinct of 62 calls on ``bench/end_to_end.py``'s 100,000
+    two-parameter series, where it took 0.18 s; the rows are set once (``bench/README.md`` §12, "Two
+    parameters, last cuts")."""
+    key = (param, count, len(outcome.parts))
+    if key in outcome.in_one_term:
+        return outcome.in_one_term[key]
     out = np.zeros(count, dtype=bool)
-    for group, rows, _, _ in outcome.parts:
-        with_param = [members for members in (group.combination or ())
-                      if any(group.shapes[m][0] == param for m in members)]
-        if len(with_param) == 1:
-            out[rows] = True
+    chosen = [rows for group, rows, _, _ in outcome.parts
+              if sum(any(group.shapes[m][0] == param for m in members) for members in group.combination or ()) == 1]
+    if chosen:
+        out[np.concatenate(chosen)] = True
+    outcome.in_one_term[key] = out
     return out
 
 
@@ -891,7 +906,7 @@ def _split_laws(group: _Group) -> tuple[Shape, Shape] | None:
     or None: the laws :meth:`_Search.split_factors` offers two factors of x."""
     combination = group.combination or ()
     if (len(group.shapes) != 2 or group.shapes[0][0] == group.shapes[1][0] or len(combination) != 2
-            or any(alpha < 0 for _, alpha, _ in group.shapes)):
+            or any(alpha.numerator < 0 for _, alpha, _ in group.shapes)):  # a sign, as in combine
         return None
     alone = [members for members in combination if len(members) == 1]
     if len(alone) != 1 or len(combination[0] | combination[1]) != 2:
@@ -908,7 +923,7 @@ def _one_shape_law(group: _Group) -> tuple[tuple[Shape, ...], Combination] | Non
     combination = group.combination or ()
     params = {shape[0] for shape in group.shapes}
     if (not combination or len(params) < 2 or len(params) != len(group.shapes)
-            or any(alpha < 0 or beta < 0 for _, alpha, beta in group.shapes)):
+            or any(alpha.numerator < 0 or beta.numerator < 0 for _, alpha, beta in group.shapes)):
         return None
     return group.shapes, combination
 
@@ -1775,7 +1790,9 @@ class _Search:
         if not candidates:
             return
         fits, errors, eligible, stacks = [], [], [], []
-        falls = np.array([any(alpha < 0 for _, alpha, _ in s) for s in shapes])
+        # an exponent's sign is its numerator's: Fraction's ``<`` runs in Python (113,000 comparisons here, in
+        # _split_laws and _one_shape_law on bench/end_to_end.py's 100,000 two-parameter series)
+        falls = np.array([any(alpha.numerator < 0 for _, alpha, _ in s) for s in shapes])
         factors = np.array([[_factor_column(self.pts, shape, self.columns) for shape in s] for s in shapes])
         for c in candidates:
             designs = _designs(factors, c)
