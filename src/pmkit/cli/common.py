@@ -446,11 +446,13 @@ def warn_idle_prior(args: argparse.Namespace, source: str, experiment: Any, outc
     """One ``warning:`` line when ``--prior`` restricted none of an input's call paths — its names
     matched none, or what it knows leaves every law open — since the views then show no trace of it,
     and a prior for another program or build looks exactly like one that was applied."""
+    from pmkit.ui.quantities import format_count
+
     if outcome is None or outcome.constraints:
         return
-    count = len(experiment.callpaths)
+    paths = format_count(len(experiment.callpaths), "call path")
     say(stderr(), "warning", "yellow",
-        f"prior {args.prior} restricts none of the {count} call path{'s' if count != 1 else ''} of {source}: the "
+        f"prior {args.prior} restricts none of the {paths} of {source}: the "
         "models are the data's alone (are the names the same? pmkit taint-filter lists the functions it knows)")
 
 

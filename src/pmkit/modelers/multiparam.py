@@ -1195,13 +1195,8 @@ class _Search:
                 shaped = passes.lifted(sub, count, start)
                 start += sub.size
                 shaped.error[~_multiplies(shaped, p, count)] = np.inf
-                current = _Outcome(_chosen(winner, [o.error for o in outcomes]),
-                                   _chosen(winner, [o.size for o in outcomes]), [],
-                                   _chosen(winner, [o.relative_rss for o in outcomes]))
-                better = _shape_wins(current, shaped, len(self.pts), self.settings.acceptance)
-                if better.any():
-                    outcomes.append(shaped)
-                    winner = np.where(better, len(outcomes) - 1, winner)
+                better = _shape_wins(_current(outcomes, winner), shaped, len(self.pts), self.settings.acceptance)
+                winner = _taken(outcomes, winner, shaped, better)
         return winner
 
     def split_factors(self, Y: np.ndarray, lines: list[Line | None], outcomes: list[_Outcome],
@@ -1300,13 +1295,8 @@ class _Search:
                 picked = rows[by_key[bounds[k]:bounds[k + 1]]]
                 laws.append((Y[picked], picked, (shapes[u], (x, *pairs[q][0]), (x, *pairs[q][1])), combination))
             self.add_laws(split, laws)
-        current = _Outcome(_chosen(winner, [o.error for o in outcomes]), _chosen(winner, [o.size for o in outcomes]),
-                           [], _chosen(winner, [o.relative_rss for o in outcomes]))
-        better = _weak_wins(current, split, len(self.pts), self.settings.acceptance)
-        if not better.any():
-            return winner
-        outcomes.append(split)
-        return np.where(better, len(outcomes) - 1, winner)
+        better = _weak_wins(_current(outcomes, winner), split, len(self.pts), self.settings.acceptance)
+        return _taken(outcomes, winner, split, better)
 
     def all_points(self, Y: np.ndarray, lines: list[Line | None], outcomes: list[_Outcome],
                    winner: np.ndarray) -> np.ndarray:
@@ -1622,16 +1612,12 @@ class _Search:
             return winner
         passes = self.choose(Y[rows], [None if f is None else f.subset(rows) for f in variant], tss[rows])
         shaped = passes.lifted(rows, count)
-        current = _Outcome(_chosen(winner, [o.error for o in outcomes]), _chosen(winner, [o.size for o in outcomes]),
-                           [], _chosen(winner, [o.relative_rss for o in outcomes]))
+        current = _current(outcomes, winner)
         better = _shape_wins(current, shaped, len(self.pts), self.settings.acceptance)
         better &= (shaped.size != current.size) | (shaped.relative_rss * need < current.relative_rss)
         if not more_terms:
             better &= shaped.size <= current.size
-        if better.any():
-            outcomes.append(shaped)
-            winner = np.where(better, len(outcomes) - 1, winner)
-        return winner
+        return _taken(outcomes, winner, shaped, better)
 
     def choose(self, Y: np.ndarray, singles: list[SingleFits | None], tss: np.ndarray,
                sums: bool = False) -> _Outcome:

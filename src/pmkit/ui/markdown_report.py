@@ -97,7 +97,7 @@ def markdown_section(result: InputAnalysis, *, depth: int | None = None, min_sha
               f"- metric: {printable(report.metric)}" + (f" ({printable(unit)})" if unit else "")
               + f", {'inclusive' if report.inclusive else 'exclusive'}, {report.measure} of repetitions",
               f"- modeler: {printable(', '.join(modelers) or '–')}",
-              *([f"- also: {printable(other_metrics_text(experiment))}"] if len(experiment.metrics) > 1 else []),
+              *([f"- also: {printable(others)}"] if (others := other_metrics_text(experiment)) else []),
               f"- now: {format_point(report.reference)} (largest measured); target: {target_text(report)}",
               f"- total: {total_text(result)}"]
     if report.no_target is not None:  # one run: the measured values, and why nothing is predicted (said once)
