@@ -234,3 +234,12 @@ def test_api_reference_answers_what_plugin_authors_asked() -> None:
     assert "Its items are `Callpath` objects, not strings" in text
     assert "### fixture `pmkit_registry`" in text
     assert "(api.md)" in (ROOT / "docs" / "hooks.md").read_text(encoding="utf-8")
+
+
+def test_every_module_is_on_the_architecture_map() -> None:
+    """docs/architecture.md is the map a newcomer reads: every module of ``src/pmkit`` is named on it."""
+    package = ROOT / "src" / "pmkit"
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    unnamed = [str(path.relative_to(package)) for path in sorted(package.rglob("*.py"))
+               if path.stem not in ("__init__", "__main__") and not re.search(rf"\b{path.stem}\b", text)]
+    assert not unnamed, f"modules docs/architecture.md does not name: {unnamed}"
