@@ -656,7 +656,7 @@ def test_a_sparse_design_offers_a_product_of_every_parameter() -> None:
     count = 6
     exact = 1.0 + 2e-6 * SPARSE_THREE[:, 0] * SPARSE_THREE[:, 1] * SPARSE_THREE[:, 2] ** 2
     Y = exact[None, :] * (1 + rng.uniform(-0.01, 0.01, (count, len(SPARSE_THREE))))
-    best_a, best_b = ranked_products(SPARSE_THREE, Y, PRODUCTS_OFFERED)
+    best_a, best_b, _ = ranked_products(SPARSE_THREE, Y, PRODUCTS_OFFERED)
     assert best_a.shape == best_b.shape == (count, PRODUCTS_OFFERED, 3)
     assert (np.abs(best_a.sum(axis=2) - 4) < 1e-9).any(axis=1).all()  # the truth's diagonal shape, t^4
     alpha, beta = np.array([[1.0, 0.0, 0.0]]), np.zeros((1, 3))  # the law read x alone
@@ -694,3 +694,30 @@ def test_a_full_grid_is_offered_no_product_terms() -> None:
     without = multi_alternatives(("x", "y", "z"), THREE, Y, alpha, beta, coef, substitutes, products=False)
     for name in ("alpha", "beta", "coef", "cov", "df", "weight"):
         np.testing.assert_array_equal(getattr(default, name), getattr(without, name))
+
+
+def test_a_sparse_design_offers_no_product_where_the_values_show_no_growth() -> None:
+    """A constant series on a sparse design: a steep product fits one diagonal point's noise and, extrapolated,
+    would spread the interval by orders of magnitude; the best product does not beat the constant by the F-test at
+    :data:`PRODUCT_SIGNIFICANCE`, so none is offered and the interval is the one without products, to the last bit.
+    A growing product passes the same test."""
+    from pmkit.fitting.alternatives import PRODUCT_SIGNIFICANCE, PRODUCTS_OFFERED, multi_alternatives, ranked_products
+
+    rng = np.random.default_rng(11)
+    count = 40
+    flat = 2.0 * (1 + rng.uniform(-0.02, 0.02, (count, len(SPARSE_THREE))))
+    *_, shown = ranked_products(SPARSE_THREE, flat, PRODUCTS_OFFERED)
+    assert 0 < PRODUCT_SIGNIFICANCE <= 0.05 and shown.mean() <= 0.1
+    alpha, beta = np.zeros((0, 3)), np.zeros((0, 3))
+    coef = flat.mean(axis=1, keepdims=True)
+    offered = multi_alternatives(("x", "y", "z"), SPARSE_THREE, flat, alpha, beta, coef, {})
+    without = multi_alternatives(("x", "y", "z"), SPARSE_THREE, flat, alpha, beta, coef, {}, products=False)
+    quiet = ~shown
+    _, low, high = offered.predict((256.0, 256.0, 256.0))
+    _, low0, high0 = without.predict((256.0, 256.0, 256.0))
+    np.testing.assert_array_equal(low[quiet], low0[quiet])
+    np.testing.assert_array_equal(high[quiet], high0[quiet])
+    growing = 2.0 + 1e-6 * (SPARSE_THREE[:, 0] * SPARSE_THREE[:, 1] * SPARSE_THREE[:, 2]) ** (4 / 3)
+    *_, shown = ranked_products(SPARSE_THREE, growing[None, :] * (1 + rng.uniform(-0.02, 0.02, (count, 16))),
+                                PRODUCTS_OFFERED)
+    assert shown.all()
