@@ -620,3 +620,104 @@ def test_a_parameter_added_shares_one_prior_among_its_shapes() -> None:
         return table.weight[rows, at] / table.weight[:, 0]
 
     np.testing.assert_allclose(relative(many), relative(few) / 2, rtol=1e-9)
+
+
+SPARSE_VALUES = (4.0, 8.0, 16.0, 32.0, 64.0)
+THREE = np.array([(x, y, z) for x in SPARSE_VALUES for y in SPARSE_VALUES for z in SPARSE_VALUES])
+SPARSE_THREE = np.array([p for p in THREE if (p == 4).sum() >= 2 or (p[0] == p[1] == p[2] and 8 <= p[0] <= 32)])
+
+
+def test_product_shapes_grow_along_the_diagonal_in_thirds() -> None:
+    """The product terms offered on a sparse design: equal powers of every parameter, their total power in thirds
+    from 0 to 3 per parameter and their total log power from 0 to 1 per parameter, the constant left out."""
+    from pmkit.fitting.alternatives import PRODUCT_STEPS, product_shapes
+
+    for n_params in (2, 3):
+        alpha, beta = product_shapes(n_params)
+        assert (alpha == alpha[:, :1]).all() and (beta == beta[:, :1]).all()  # the same factor for every parameter
+        total_a, total_b = alpha.sum(axis=1), beta.sum(axis=1)
+        assert len(alpha) == (3 * PRODUCT_STEPS * n_params + 1) * (n_params + 1) - 1
+        assert not ((total_a == 0) & (total_b == 0)).any()
+        np.testing.assert_allclose(np.unique(np.round(total_a * PRODUCT_STEPS, 9)),
+                                   np.arange(3 * PRODUCT_STEPS * n_params + 1))
+        assert set(np.round(total_b, 9)) == set(range(n_params + 1))
+    alpha, beta = product_shapes(3)
+    assert ((np.abs(alpha.sum(axis=1) - 4) < 1e-12) & (beta.sum(axis=1) == 0)).any()  # x·y·z² on the diagonal: t^4
+
+
+def test_a_sparse_design_offers_a_product_of_every_parameter() -> None:
+    """On the lines of a sparse design a product term is a sliver of the value (``x·y·z²``: 0.1% at (64, 4, 4)),
+    so a search can take a law with no product at all; its alternatives then hold ``c0 + c·term`` for the
+    product terms that fit all the points best, read on the diagonal, and the interval at (256, 256, 256) holds
+    the truth, which the law's own alternatives miss."""
+    from pmkit.fitting.alternatives import PRODUCTS_OFFERED, multi_alternatives, ranked_products
+
+    rng = np.random.default_rng(3)
+    count = 6
+    exact = 1.0 + 2e-6 * SPARSE_THREE[:, 0] * SPARSE_THREE[:, 1] * SPARSE_THREE[:, 2] ** 2
+    Y = exact[None, :] * (1 + rng.uniform(-0.01, 0.01, (count, len(SPARSE_THREE))))
+    best_a, best_b, _ = ranked_products(SPARSE_THREE, Y, PRODUCTS_OFFERED)
+    assert best_a.shape == best_b.shape == (count, PRODUCTS_OFFERED, 3)
+    assert (np.abs(best_a.sum(axis=2) - 4) < 1e-9).any(axis=1).all()  # the truth's diagonal shape, t^4
+    alpha, beta = np.array([[1.0, 0.0, 0.0]]), np.zeros((1, 3))  # the law read x alone
+    coef = np.tile([Y[:, 0].mean(), 1e-3], (count, 1))
+    truth = 1.0 + 2e-6 * 256.0 ** 4
+    offered = multi_alternatives(("x", "y", "z"), SPARSE_THREE, Y, alpha, beta, coef, {})
+    without = multi_alternatives(("x", "y", "z"), SPARSE_THREE, Y, alpha, beta, coef, {}, products=False)
+    every = ((offered.alpha[:, :, 0] != 0).all(axis=2)) & (offered.weight > 0)  # a term holding x, y and z
+    assert every.any(axis=1).all()
+    _, low, high = offered.predict((256.0, 256.0, 256.0))
+    _, _, high0 = without.predict((256.0, 256.0, 256.0))
+    assert ((low <= truth) & (truth <= high)).all()
+    assert (high0 < truth).all()
+    # by pmkit.model too: the sparse design's tables hold product alternatives
+    models = pmkit.model(experiment(("x", "y", "z"), SPARSE_THREE, Y[:, :, None]))
+    table = models.uncertainty.table()
+    diagonal = (np.abs(table.alpha[:, :, 0] - 4 / 3) < 1e-12).all(axis=2)  # x^(4/3)·y^(4/3)·z^(4/3): t^4
+    assert (diagonal & (table.weight > 0)).any()
+
+
+def test_a_full_grid_is_offered_no_product_terms() -> None:
+    """A full grid shows how the parameters combine: its alternatives are those without product terms, to the
+    last bit."""
+    from pmkit.fitting.alternatives import COMMON_SHAPES, multi_alternatives
+
+    rng = np.random.default_rng(6)
+    count = 4
+    exact = 1.0 + 2e-6 * THREE[:, 0] * THREE[:, 1] * THREE[:, 2] ** 2
+    Y = exact[None, :] * (1 + rng.uniform(-0.01, 0.01, (count, 125)))
+    alpha, beta = np.array([[1.0, 1.0, 2.0]]), np.zeros((1, 3))
+    coef = np.tile([1.0, 2e-6], (count, 1))
+    common = np.broadcast_to(COMMON_SHAPES, (count, *COMMON_SHAPES.shape))
+    substitutes = {0: common, 1: common, 2: common}
+    default = multi_alternatives(("x", "y", "z"), THREE, Y, alpha, beta, coef, substitutes)
+    without = multi_alternatives(("x", "y", "z"), THREE, Y, alpha, beta, coef, substitutes, products=False)
+    for name in ("alpha", "beta", "coef", "cov", "df", "weight"):
+        np.testing.assert_array_equal(getattr(default, name), getattr(without, name))
+
+
+def test_a_sparse_design_offers_no_product_where_the_values_show_no_growth() -> None:
+    """A constant series on a sparse design: a steep product fits one diagonal point's noise and, extrapolated,
+    would spread the interval by orders of magnitude; the best product does not beat the constant by the F-test at
+    :data:`PRODUCT_SIGNIFICANCE`, so none is offered and the interval is the one without products, to the last bit.
+    A growing product passes the same test."""
+    from pmkit.fitting.alternatives import PRODUCT_SIGNIFICANCE, PRODUCTS_OFFERED, multi_alternatives, ranked_products
+
+    rng = np.random.default_rng(11)
+    count = 40
+    flat = 2.0 * (1 + rng.uniform(-0.02, 0.02, (count, len(SPARSE_THREE))))
+    *_, shown = ranked_products(SPARSE_THREE, flat, PRODUCTS_OFFERED)
+    assert 0 < PRODUCT_SIGNIFICANCE <= 0.05 and shown.mean() <= 0.1
+    alpha, beta = np.zeros((0, 3)), np.zeros((0, 3))
+    coef = flat.mean(axis=1, keepdims=True)
+    offered = multi_alternatives(("x", "y", "z"), SPARSE_THREE, flat, alpha, beta, coef, {})
+    without = multi_alternatives(("x", "y", "z"), SPARSE_THREE, flat, alpha, beta, coef, {}, products=False)
+    quiet = ~shown
+    _, low, high = offered.predict((256.0, 256.0, 256.0))
+    _, low0, high0 = without.predict((256.0, 256.0, 256.0))
+    np.testing.assert_array_equal(low[quiet], low0[quiet])
+    np.testing.assert_array_equal(high[quiet], high0[quiet])
+    growing = 2.0 + 1e-6 * (SPARSE_THREE[:, 0] * SPARSE_THREE[:, 1] * SPARSE_THREE[:, 2]) ** (4 / 3)
+    *_, shown = ranked_products(SPARSE_THREE, growing[None, :] * (1 + rng.uniform(-0.02, 0.02, (count, 16))),
+                                PRODUCTS_OFFERED)
+    assert shown.all()

@@ -10,7 +10,8 @@ first, go into an :class:`~pmkit.intervals.AlternativeTable`.  One parameter (:f
 start-table hypothesis and the constant.  Several (:func:`multi_alternatives`): the other
 combinations of the line laws, each parameter's next shapes on its line and the common ones
 (:data:`COMMON_SHAPES`) in its place, two parameters' next shapes in their places at once, the parameter
-dropped, and a parameter the law does not use added as a term or a factor.  The noise behind each
+dropped, a parameter the law does not use added as a term or a factor, and on a sparse design products of every
+parameter read on all the points (:func:`ranked_products`).  The noise behind each
 covariance is the larger of the hypothesis's residual variance and, where the points have several
 repetitions, the variance of their means — the bootstrap over the repetitions in closed form (for a mean
 of ``r`` values the bootstrap variance is ``(r - 1)/r² · s²``).
@@ -145,6 +146,74 @@ Settled by the coverage of 90% intervals at 4× the largest point (scratch runs;
   every hypothesis kept, unpruned       5 / –    91.45 / –      3p full additive rare 97.0%
   ====================================  =======  =============  ==============================================
 
+* **A product of every parameter, offered on a sparse design** (:data:`PRODUCT_STEPS`, :data:`PRODUCTS_OFFERED`,
+  :data:`PRODUCT_PRIOR_POWER`, :data:`PRODUCT_SIGNIFICANCE`, :func:`product_shapes`, :func:`ranked_products`; the
+  ``prod2`` branch).  For the 3-parameter sparse products no hypothesis built held the truth in 17% (common) and
+  11% (rare) of the series (the previous item): a product is ~0.1% of the value on the lines, only the diagonal
+  points show it, and the search takes a law with the wrong product or none (``0.374 + 9.2e-7·log2 x·log2 y·z³ −
+  0.0016·log2 y − 3.5e-6·z³`` for ``0.368 + 6.1e-7·x·y·z²``; ``4.62 + 5.3e-5·x·y·z − …`` for ``4.62 +
+  1.2e-9·x·y²·z³``).  The diagonal shows only the product's growth along it, ``t^a·log2(t)^b``, not how it splits
+  among the parameters, so the offered terms split it evenly, ``Π x_p^(a/P)·log2(x_p)^(b/P)``, ``a`` in thirds from
+  0 to 3P and ``b`` from 0 to P (111 shapes for three parameters, 56 for two); each series gets ``c0 + c·term`` for
+  the 12 that fit its values best (ranked by relative RSS in closed form, then refitted and weighed with the
+  others), each weighing ``m^-1/4`` of what its fit says — where the best of them beats the constant ``c0`` by an
+  F-test at 0.01 (the level of the search's own test for a parameter brought back); elsewhere none is offered.
+  Without that test a constant series got them too: a steep product fits the noise of one diagonal point, and
+  extrapolated 8× along the diagonal it spread the 90th percentile of the intervals' widths at (256, 256, 256) from
+  ×1.7–5.8 to ×3.8e3–7.3e6 (300 constant series per design, ±2% and ±5%; with the test ×1.7–5.8 again, the medians
+  unchanged).  Full grids are not touched.  Scored as the protocol scores (``multiparam_accuracy.py --per-case 300``
+  with its ``--json``, the protocol's seed / seed 7, before at e1b3fe2; ``bench/README.md`` §15, "A product of every
+  parameter on a sparse design"), 3p sparse multiplicative common 80.4% ×40.0 → 85.9% ×35.6 (seed 7 83.8% ×48.5 →
+  90.2% ×41.5), rare 79.0% ×44.4 → 86.1% ×39.8 (81.4% ×20.9 → 86.9% ×14.0); cases outside 85–95% 4 → 2 and 3 → 1
+  (mean coverage 89.63 → 90.35% and 89.27 → 89.91%); the 2-parameter sparse products 88.7 / 86.0 → 91.0 / 90.0%
+  (×1.42 → ×1.60, ×5.60 → ×6.15; seed 7 88.7 / 88.0 → 92.7 / 91.0%); every other case moves by at most 1.3 points
+  and 6% of its width; every accuracy column prints the same digits.  Scratch runs on the sparse cases
+  (multiplicative common / rare, covered % ×median width, the protocol's seed; seed 7 in brackets; "constants":
+  the 90th percentile width of the constant series, 2p ±5% / 3p ±5%, ×5.44 / ×5.75 before):
+
+  ======================================================  ============================  ============================
+  hypotheses offered                                      protocol's seed               seed 7
+  ======================================================  ============================  ============================
+  none (before)                                           80.4 ×40 / 79.0 ×44           83.8 ×49 / 81.4 ×21
+  sums of 3 common shapes (16), c0 + c·term, prior 1      97.2 ×347 / 93.8 ×621         –
+  ... and the law + term too, prior 1                     96.4 ×3.5e3 / 94.8 ×4.0e3     –
+  the law + term alone, prior 1                           79.0 ×87 / 81.5 ×114          –
+  sums of common shapes, each m^-0.25                     95.5 ×112 / 91.8 ×269         –
+  ... m^-0.5                                              92.8 ×70 / 90.7 ×82           94.7 ×80 / 91.4 ×42
+  ... m^-0.75                                             88.0 ×67 / 88.8 ×67           91.2 ×67 / 88.3 ×38
+  ... m^-1                                                84.7 ×66 / 83.9 ×65           –
+  every third (111), all offered, m^-0.5                  89.2 ×61 / 87.1 ×62           90.1 ×51 / 88.3 ×20
+  ... m^-1                                                82.2 ×42 / 80.1 ×55           –
+  every half (75), m^-0.5                                 89.0 ×67 / 87.8 ×64           91.2 ×64 / 89.0 ×25
+  thirds, the 8 best per series, m^-0.5                   87.5 ×63 / 86.7 ×57           89.4 ×51 / 87.9 ×23
+  ... the 12 best, m^-0.5 (constants ×1.5e4 / ×7.3e6)     88.2 ×61 / 87.1 ×57           90.1 ×52 / 88.3 ×20
+  ... the 16 best                                         89.2 ×59 / 87.1 ×58           90.1 ×52 / 88.3 ×20
+  ... the 12 best, m^-0.75                                85.3 ×45 / 83.6 ×58           87.7 ×52 / 84.5 ×23
+  ... the 12 best, m^-1                                   81.8 ×40 / 80.1 ×55           85.6 ×51 / 81.7 ×22
+  12 best, F-test at 0.01, m^-0.5                         86.5 ×45 / 84.6 ×48           89.4 ×49 / 86.6 ×16
+  ... at 0.001, m^-0.5                                    85.8 ×42 / 84.3 ×45           89.4 ×46 / 86.6 ×16
+  ... at 0.05, m^-0.5 (constants ×7.21 / ×5.87)           86.8 ×48 / 86.7 ×57           90.1 ×52 / 87.3 ×18
+  ... at 0.05, m^-0.25 (constants ×6.84 / ×5.95)          86.3 ×39 / 88.2 ×52           91.3 ×46 / 87.6 ×14
+  ... at 0.02, m^-0.25                                    86.3 ×39 / 87.2 ×48           90.2 ×42 / 87.3 ×14
+  ... at 0.01, m^-0.25 (adopted; constants ×5.17 / ×5.82)  85.9 ×36 / 86.1 ×40           90.2 ×42 / 86.9 ×14
+  ... at 0.005, m^-0.25                                   85.9 ×36 / 85.8 ×40           90.6 ×42 / 86.9 ×14
+  ... at 0.001, m^-0.25                                   85.2 ×33 / 85.8 ×40           90.2 ×41 / 86.6 ×14
+  ... at 0.01, m^-0.1                                     86.9 ×26 / 86.1 ×32           88.9 ×32 / 87.0 ×14
+  ... at 0.01, prior 1                                    85.9 ×23 / 84.2 ×26           88.5 ×25 / 86.3 ×13
+  the law + the product of its line factors               80.4 ×38 / 79.0 ×44           –
+  ======================================================  ============================  ============================
+
+  With the test, a larger prior gives narrower intervals (the products that fit take the mass from the wrong law
+  instead of spreading beside it); ``m^-0.1`` is narrower still but widens the 2-parameter sparse mixed rare laws
+  ×3.75 → ×4.19 (seed 7 ×3.07 → ×3.56), ``m^-0.25`` ×3.94 and ×3.24.  The law plus a product term puts a third
+  coefficient on a diagonal of three points and spreads the mixed and partial laws too (3p sparse mixed common ×2.09
+  → ×137, partial common ×1.42 → ×884); the law plus the product of its own line factors does not reach the truth
+  (the lines are flat: their factors are noise) and widens the mixed laws (×2.09 → ×2.55); the fully
+  multiplicative law of the line factors was already weighed (one of the combinations).  All 111 shapes cover about
+  as the 12 best do but refit ten times as many hypotheses.  What it costs (CPU seconds, the better of two,
+  ``OPENBLAS_NUM_THREADS=1``, loaded machine; 4,800 series each): 3p sparse alternatives 4.49 → 5.19 s, intervals at
+  one point 0.40 → 0.41 s, 25.9 → 26.1 components in the mixture; 2p sparse 1.25 → 1.96 s, 0.26 → 0.32 s, 14.9 →
+  16.7 components.
 * **A coefficient costs 4** (:data:`COEFFICIENT_PRICE`, the non-constancy threshold squared): growth
   terms fitting the noise of a constant must not weigh as much as the constant.  A constant measured
   at x = 2..32 with ±2% noise, interval at x = 128 (300 series): price 1 ×1.48 wide (×6.5 before
@@ -156,9 +225,8 @@ Settled by the coverage of 90% intervals at 4× the largest point (scratch runs;
   (multi-parameter), and a hypothesis reached twice counts once.
 
 Where coverage stays outside 85–95% (reported with the tables, ``bench/README.md`` §15, "30 alternatives kept on a
-sparse design"; 6 and 6 of 54 weak-scaling cases, 4 and 3 of 32 multi-parameter ones at the two seeds): laws of
-three parameters on the sparse grid whose product only the diagonal points show (79–84%, ×21–48 wide; the structure
-is not identifiable from such a design and no hypothesis built reaches the truth for 11–17% of them),
+sparse design" and "A product of every parameter on a sparse design"; 6 and 6 of 54 weak-scaling cases, 2 and 1 of
+32 multi-parameter ones at the two seeds; the 3-parameter sparse products are now in band, 86–90%, ×14–42 wide):
 ``p^(1/3)·size²`` and ``size² + log2 p`` on the narrow span at ±5–10% noise with one repetition (84–85%; the span
 cannot separate the terms) and ``p^(1/3)·size²`` at ±1%, 3 rep. (84.3% at the protocol's seed), 2-parameter full
 mixed common laws at seed 7 (82.0%), and above 95% the sums at ±1% (95–97%: the span cannot tell ``size³ + log2 p``
@@ -432,6 +500,21 @@ parameter's best (:func:`_pair_variants`, 3 × 3 per pair of parameters): the se
 wrong (``p^(1/2)·size³`` for ``p^(1/3)·size²``), and one factor replaced at a time does not reach back."""
 ADDITIONS = 2
 """Per parameter a multi-parameter law does not use, the line's best shapes tried as an added term or factor."""
+PRODUCT_STEPS = 3
+"""The product terms offered on a sparse design (:func:`product_shapes`) grow along the diagonal as
+``t^(a/3)·log2(t)^b``: their total power in steps of 1/3 from 0 to 3 per parameter, their total log power from 0
+to 1 per parameter."""
+PRODUCTS_OFFERED = 12
+"""Per series on a sparse design, the product terms of :func:`product_shapes` whose ``c0 + c·term`` fits its
+values best (:func:`ranked_products`), each offered as an alternative."""
+PRODUCT_PRIOR_POWER = 0.25
+"""Each product alternative weighs ``m^-0.25`` of what its fit says, ``m`` the number of product shapes (111 for
+three parameters): the m shapes are readings of one structure, a product of every parameter, which the design
+can only show on its few points off the lines (see the module docstring, "A product of every parameter")."""
+PRODUCT_SIGNIFICANCE = 0.01
+"""A series is offered product terms only where the best of them, ``c0 + c·term``, beats the constant ``c0`` by an
+F-test at this level (:func:`ranked_products`): on a constant series a steep product fits one diagonal point's noise
+and, extrapolated, spread its interval ×10³–×10⁶ (see the module docstring, "A product of every parameter")."""
 COMMON_EXPONENTS: tuple[tuple[Fraction, Fraction], ...] = ((Fraction(1), Fraction(0)), (Fraction(2), Fraction(0)),
                                                           (Fraction(3), Fraction(0)), (Fraction(0), Fraction(1)))
 """The common shapes (α, β) of a parameter's factor — x, x², x³, log2 x — where a narrow span cannot tell its
@@ -488,7 +571,7 @@ def multi_alternatives(parameters: tuple[str, ...], points: np.ndarray, Y: np.nd
                        structures: Sequence[tuple[np.ndarray, np.ndarray]] = (),
                        additions: dict[int, np.ndarray] | None = None,
                        noise: tuple[np.ndarray, np.ndarray] | None = None, keep: int | None = None,
-                       temperature: float | None = None) -> AlternativeTable:
+                       temperature: float | None = None, products: bool | None = None) -> AlternativeTable:
     """Alternatives of series ``Y`` (rows × points) that share one multi-parameter law: terms with exponents
     ``alpha``, ``beta`` (terms × parameters), per row its coefficients ``coef`` (1 + terms).
 
@@ -499,14 +582,19 @@ def multi_alternatives(parameters: tuple[str, ...], points: np.ndarray, Y: np.nd
     ``p`` the law does not use, the law with a term of one of the shapes ``additions[p]`` added, or
     with every term multiplied by it; each refitted by relative least squares on all the points.  The variants
     of one added parameter are one hypothesis (the parameter matters): each weighs ``1/m`` of what its fit says,
-    ``m`` their number (see the module docstring, "A parameter added shares one prior").
+    ``m`` their number (see the module docstring, "A parameter added shares one prior").  With ``products``
+    (by default where the design measures part of the grid, :func:`grid_share` below 1), also ``c0 + c·term``
+    for each series' :data:`PRODUCTS_OFFERED` best product terms of every parameter (:func:`ranked_products`),
+    each weighing ``m^-PRODUCT_PRIOR_POWER`` of what its fit says, where the best shows growth at
+    :data:`PRODUCT_SIGNIFICANCE` (see the module docstring, "A product of every parameter").
     """
     additions = additions or {}
     keep = multi_keep(points) if keep is None else keep
     temperature = multi_sharpness(points) if temperature is None else temperature
     count, n = Y.shape
     n_params = alpha.shape[1]
-    terms = max([alpha.shape[0] + (1 if additions else 0), *(a.shape[0] for a, _ in structures)])
+    products = (grid_share(points) < 1 if products is None else products) and n_params > 1 and count > 0
+    terms = max([alpha.shape[0] + (1 if additions else 0), int(products), *(a.shape[0] for a, _ in structures)])
     used = alpha.shape[0]
 
     def padded(a: np.ndarray) -> np.ndarray:
@@ -533,6 +621,15 @@ def multi_alternatives(parameters: tuple[str, ...], points: np.ndarray, Y: np.nd
                 variants_a.append(a)
                 variants_b.append(b)
         prior += [-np.log(forms * shapes.shape[1])] * (forms * shapes.shape[1])
+    shown = np.ones(count, dtype=bool)
+    if products:
+        product_a, product_b, shown = ranked_products(points, Y, PRODUCTS_OFFERED)
+        for m in range(product_a.shape[1]):
+            a, b = np.zeros((count, terms, n_params)), np.zeros((count, terms, n_params))
+            a[:, 0], b[:, 0] = product_a[:, m], product_b[:, m]
+            variants_a.append(a)
+            variants_b.append(b)
+        prior += [-PRODUCT_PRIOR_POWER * np.log(len(product_shapes(n_params)[0]))] * product_a.shape[1]
     for p, shapes in substitutes.items():
         uses = (alpha[0, :, p] != 0) | (beta[0, :, p] != 0)
         for m in range(shapes.shape[1]):
@@ -546,6 +643,9 @@ def multi_alternatives(parameters: tuple[str, ...], points: np.ndarray, Y: np.nd
         variants_b.append(b)
     A, B = np.stack(variants_a, axis=1), np.stack(variants_b, axis=1)  # rows × K × T × P
     log_prior = np.array(prior + [0.0] * (len(variants_a) - len(prior)))
+    if products:  # a series whose values show no growth a product could hold is offered none
+        log_prior = np.broadcast_to(log_prior, (count, len(log_prior))).copy()
+        log_prior[~shown, len(prior) - product_a.shape[1]:len(prior)] = -np.inf
     out = AlternativeTable(parameters, A, B, np.zeros((count, A.shape[1], 1 + terms)),
                            np.zeros((count, A.shape[1], 1 + terms, 1 + terms)), np.zeros((count, A.shape[1])),
                            np.zeros((count, A.shape[1])))
@@ -629,6 +729,62 @@ def _pair_variants(alpha: np.ndarray, beta: np.ndarray, substitutes: dict[int, n
                     a[:, uses[q], q], b[:, uses[q], q] = substitutes[q][:, n, 0, None], substitutes[q][:, n, 1, None]
                     out.append((a, b))
     return out
+
+
+@lru_cache(maxsize=8)
+def product_shapes(n_params: int) -> tuple[np.ndarray, np.ndarray]:
+    """The product terms of every parameter offered on a sparse design: exponents ``alpha``, ``beta`` (m ×
+    parameters) of ``Π_p x_p^(a/P)·log2(x_p)^(b/P)`` for the total power ``a`` in steps of 1/:data:`PRODUCT_STEPS`
+    from 0 to 3P and the total log power ``b`` from 0 to P (not both 0): along the diagonal ``x_p = t`` the term is
+    ``t^a·log2(t)^b``, as a product of P factors of the common and rare shapes is (``x·y·z²``: ``t^4``;
+    ``x^(8/3)·y^(2/3)·log2(z)²``: ``t^(10/3)·log2(t)²``; halves such as ``t^(7/2)`` fall between two offered
+    thirds).  The factors are equal powers of every parameter: a sparse design shows a product on its points off
+    the lines (its diagonal) alone, where how it splits among the parameters does not show."""
+    total_a = np.arange(3 * PRODUCT_STEPS * n_params + 1) / PRODUCT_STEPS
+    total_b = np.arange(n_params + 1, dtype=float)
+    a, b = (v.reshape(-1) for v in np.meshgrid(total_a, total_b, indexing="ij"))
+    keep = (a != 0) | (b != 0)
+    alpha = np.repeat((a[keep] / n_params)[:, None], n_params, axis=1)
+    beta = np.repeat((b[keep] / n_params)[:, None], n_params, axis=1)
+    alpha.flags.writeable = beta.flags.writeable = False
+    return alpha, beta
+
+
+def ranked_products(points: np.ndarray, Y: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per row of ``Y`` (rows × points), the ``count`` product terms of :func:`product_shapes` for which
+    ``c0 + c·term`` fits best by relative least squares on all ``points`` (smallest relative RSS; the same two
+    coefficients for every term, so the criterion's coefficient price is the same): their exponents, rows ×
+    count × parameters each.  Two coefficients have normal equations in closed form, so every shape of the
+    family is ranked for the price of a few matrix products, and only the best are refitted with the others.
+    Third, per row, whether the best of them shows growth: ``c0 + c·term`` beats the constant ``c0`` by an F-test
+    (1 and n − 2 degrees of freedom) at :data:`PRODUCT_SIGNIFICANCE`."""
+    from scipy.special import fdtrc
+
+    shapes_a, shapes_b = product_shapes(points.shape[1])
+    count = min(count, len(shapes_a))
+    with np.errstate(all="ignore"):
+        logs = np.maximum(np.log2(np.where(points > 0, points, 1.0)), 0.0)
+        columns = np.prod(np.where(shapes_a[:, None, :] == 0, 1.0, points[None] ** shapes_a[:, None, :])
+                          * np.where(shapes_b[:, None, :] == 0, 1.0, logs[None] ** shapes_b[:, None, :]), axis=2)
+        columns = columns / np.abs(columns).max(axis=1, keepdims=True)  # shapes × points, largest 1
+        largest = np.abs(Y).max(axis=1, keepdims=True)
+        scaled = Y / np.where(largest > 0, largest, 1.0)
+        w = relative_weights(scaled)
+        s_w = w.sum(axis=1, keepdims=True)
+        s_y = (w * scaled).sum(axis=1, keepdims=True)
+        s_yy = (w * scaled * scaled).sum(axis=1, keepdims=True)
+        s_x, s_xx, s_xy = w @ columns.T, w @ (columns * columns).T, (w * scaled) @ columns.T
+        explained = (s_xx * s_y * s_y - 2 * s_x * s_y * s_xy + s_w * s_xy * s_xy) / (s_w * s_xx - s_x * s_x)
+        rss = np.where(np.isfinite(explained), s_yy - explained, np.inf)
+    best = smallest(rss, count)
+    n = points.shape[0]
+    constant = s_yy[:, 0] - s_y[:, 0] * s_y[:, 0] / s_w[:, 0]  # the relative RSS of c0 alone
+    least = rss[np.arange(len(Y)), best[:, 0]]
+    with np.errstate(all="ignore"):
+        statistic = (constant - least) / least * (n - 2)
+        shown = (n > 2) & (fdtrc(1, max(n - 2, 1), np.where(np.isfinite(statistic), statistic, 0.0))
+                           < PRODUCT_SIGNIFICANCE)
+    return shapes_a[best], shapes_b[best], shown
 
 
 def pruned(weight: np.ndarray, mass: float | None = None) -> np.ndarray:
