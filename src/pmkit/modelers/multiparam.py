@@ -251,6 +251,7 @@ from typing import Any
 
 import numpy as np
 
+from pmkit.collector import collector_paused
 from pmkit.constraints import Constraint
 from pmkit.fitting.alternatives import COMMON_EXPONENTS, grid_share
 from pmkit.fitting.distinct import distinct, distinct_rows
@@ -527,22 +528,23 @@ def model_multiparameter(batch: SeriesBatch, options: dict[str, Any], modeler: s
     kinds = {c: k for k, c in enumerate(dict.fromkeys(constraints))}
     constraint_id = np.array([kinds[c] for c in constraints], dtype=np.int64)
     contexts: list[tuple[np.ndarray, list[Line | None]]] = []
-    for mask in ([] if too_many else group_by_mask(data.values)):
-        cols = mask.columns
-        if cols.size == 0:
-            continue
-        pts = points[cols]
-        lines = [grid_line(pts, p) for p in range(len(parameters))]
-        lowest = [lowest_line(pts, p) for p in range(len(parameters))]
-        contexts.append((cols, lines))
-        for kind, constraint in enumerate(kinds):
-            rows = mask.rows[constraint_id[mask.rows] == kind]
-            if rows.size:
-                search = _Search(pts, parameters, constraint, settings, context=len(contexts) - 1, cols=cols,
-                                 contexts=contexts)
-                values = data.values[np.ix_(rows, cols)]
-                search.model_rows(values, rows, lines, lowest, results)
-                search.split_rows(values, rows, lines, results, changes, options.get("segments", "auto"))
+    with collector_paused():  # the search makes millions of small acyclic objects (pmkit.collector)
+        for mask in ([] if too_many else group_by_mask(data.values)):
+            cols = mask.columns
+            if cols.size == 0:
+                continue
+            pts = points[cols]
+            lines = [grid_line(pts, p) for p in range(len(parameters))]
+            lowest = [lowest_line(pts, p) for p in range(len(parameters))]
+            contexts.append((cols, lines))
+            for kind, constraint in enumerate(kinds):
+                rows = mask.rows[constraint_id[mask.rows] == kind]
+                if rows.size:
+                    search = _Search(pts, parameters, constraint, settings, context=len(contexts) - 1, cols=cols,
+                                     contexts=contexts)
+                    values = data.values[np.ix_(rows, cols)]
+                    search.model_rows(values, rows, lines, lowest, results)
+                    search.split_rows(values, rows, lines, results, changes, options.get("segments", "auto"))
 
     def notes_of(i: int) -> list[str]:
         notes = data.notes(i)
