@@ -7,7 +7,9 @@ lists and strings, paid for runs that found nothing to free.  Measured on ``benc
 100,000 two-parameter series (``bench/README.md`` §12): ``pmkit.model`` 9.33 → 8.83 s CPU (best of 3,
 alternated in one process; a full collection afterwards found 0 unreachable objects, so the pause holds no
 garbage back); the one-parameter search's stage 1.40 → 1.33 s CPU on its 100,000-series file (best of 4 fresh
-processes, medians 1.71 → 1.47; 0 unreachable objects there too).
+processes, medians 1.71 → 1.47; 0 unreachable objects there too).  Both modelers pause it for their whole call,
+which also covers numba's import on first use (its collections were the ~0.1 s left in a fresh process's model
+stage; afterwards the stage runs no collection at all).
 """
 
 from __future__ import annotations

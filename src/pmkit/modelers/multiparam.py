@@ -514,7 +514,13 @@ def _line_shapes(fits: SingleFits, row: int, param: int) -> list[Shape]:
 
 
 def model_multiparameter(batch: SeriesBatch, options: dict[str, Any], modeler: str = NAME) -> ModelSet:
-    """Models of a batch with 2–4 parameters (more are refused with a note, never an exception)."""
+    """Models of a batch with 2–4 parameters (more are refused with a note, never an exception), made with the
+    cycle collector paused: the search makes millions of small acyclic objects (:mod:`pmkit.collector`)."""
+    with collector_paused():
+        return _model_multiparameter(batch, options, modeler)
+
+
+def _model_multiparameter(batch: SeriesBatch, options: dict[str, Any], modeler: str) -> ModelSet:
     parameters = batch.parameters
     points = batch.points
     data = SeriesData(batch, options["measure"])
@@ -528,23 +534,22 @@ def model_multiparameter(batch: SeriesBatch, options: dict[str, Any], modeler: s
     kinds = {c: k for k, c in enumerate(dict.fromkeys(constraints))}
     constraint_id = np.array([kinds[c] for c in constraints], dtype=np.int64)
     contexts: list[tuple[np.ndarray, list[Line | None]]] = []
-    with collector_paused():  # the search makes millions of small acyclic objects (pmkit.collector)
-        for mask in ([] if too_many else group_by_mask(data.values)):
-            cols = mask.columns
-            if cols.size == 0:
-                continue
-            pts = points[cols]
-            lines = [grid_line(pts, p) for p in range(len(parameters))]
-            lowest = [lowest_line(pts, p) for p in range(len(parameters))]
-            contexts.append((cols, lines))
-            for kind, constraint in enumerate(kinds):
-                rows = mask.rows[constraint_id[mask.rows] == kind]
-                if rows.size:
-                    search = _Search(pts, parameters, constraint, settings, context=len(contexts) - 1, cols=cols,
-                                     contexts=contexts)
-                    values = data.values[np.ix_(rows, cols)]
-                    search.model_rows(values, rows, lines, lowest, results)
-                    search.split_rows(values, rows, lines, results, changes, options.get("segments", "auto"))
+    for mask in ([] if too_many else group_by_mask(data.values)):
+        cols = mask.columns
+        if cols.size == 0:
+            continue
+        pts = points[cols]
+        lines = [grid_line(pts, p) for p in range(len(parameters))]
+        lowest = [lowest_line(pts, p) for p in range(len(parameters))]
+        contexts.append((cols, lines))
+        for kind, constraint in enumerate(kinds):
+            rows = mask.rows[constraint_id[mask.rows] == kind]
+            if rows.size:
+                search = _Search(pts, parameters, constraint, settings, context=len(contexts) - 1, cols=cols,
+                                 contexts=contexts)
+                values = data.values[np.ix_(rows, cols)]
+                search.model_rows(values, rows, lines, lowest, results)
+                search.split_rows(values, rows, lines, results, changes, options.get("segments", "auto"))
 
     def notes_of(i: int) -> list[str]:
         notes = data.notes(i)

@@ -27,7 +27,13 @@ from pmkit.series import SeriesBatch
 
 
 def model_single(batch: SeriesBatch, options: dict[str, Any], modeler: str = "refining") -> ModelSet:
-    """Refining models of a one-parameter batch, built lazily from per-series result arrays."""
+    """Refining models of a one-parameter batch, built lazily from per-series result arrays, with the cycle
+    collector paused: the search makes many small acyclic objects (:mod:`pmkit.collector`)."""
+    with collector_paused():
+        return _model_single(batch, options, modeler)
+
+
+def _model_single(batch: SeriesBatch, options: dict[str, Any], modeler: str) -> ModelSet:
     parameter = batch.parameters[0]
     x = batch.points[:, 0]
     data = SeriesData(batch, options["measure"])
@@ -42,25 +48,24 @@ def model_single(batch: SeriesBatch, options: dict[str, Any], modeler: str = "re
     settings = settings_from(options, count)
     segments = SegmentCollector(count, parameter, options.get("segments", "auto"), single_function)
     groups = group_by_mask(data.values)
-    with collector_paused():  # many small acyclic objects (pmkit.collector)
-        for group in groups:
-            if group.columns.size == 0:
-                continue
-            rows = group.rows[~forced[group.rows]]
-            result = refine_series(x[group.columns], data.values[np.ix_(rows, group.columns)], settings)
-            fits.take(rows, result)
-            if result.outlier is not None:
-                left_out = result.outlier >= 0
-                outlier_x[rows[left_out]] = x[group.columns][result.outlier[left_out]]
-            split = segments.add(rows, x[group.columns], data.values[np.ix_(rows, group.columns)], result, settings)
-            outlier_x[rows[split]] = np.nan  # the segments explain what the one law left out
-            const_rows = group.rows[forced[group.rows]]
-            if const_rows.size:
-                const = refine_series(x[group.columns], data.values[np.ix_(const_rows, group.columns)],
-                                      RefineSettings(nonconstancy=np.inf, use_numba=settings.use_numba))
-                fits.take(const_rows, const)
-            note_texts.append(result.notes)
-            group_notes[group.rows] = len(note_texts) - 1
+    for group in groups:
+        if group.columns.size == 0:
+            continue
+        rows = group.rows[~forced[group.rows]]
+        result = refine_series(x[group.columns], data.values[np.ix_(rows, group.columns)], settings)
+        fits.take(rows, result)
+        if result.outlier is not None:
+            left_out = result.outlier >= 0
+            outlier_x[rows[left_out]] = x[group.columns][result.outlier[left_out]]
+        split = segments.add(rows, x[group.columns], data.values[np.ix_(rows, group.columns)], result, settings)
+        outlier_x[rows[split]] = np.nan  # the segments explain what the one law left out
+        const_rows = group.rows[forced[group.rows]]
+        if const_rows.size:
+            const = refine_series(x[group.columns], data.values[np.ix_(const_rows, group.columns)],
+                                  RefineSettings(nonconstancy=np.inf, use_numba=settings.use_numba))
+            fits.take(const_rows, const)
+        note_texts.append(result.notes)
+        group_notes[group.rows] = len(note_texts) - 1
     present = data.points_present
 
     def notes_of(i: int) -> list[str]:
