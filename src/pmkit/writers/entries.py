@@ -89,13 +89,10 @@ def entry_texts(columns: ModelColumns, source: str, start: int, stop: int, optio
     outliers = [orjson.dumps([dict(point) for point in group], option=option).decode()
                 for group in columns.outlier_groups]
     quoted_source = _quoted([source])[0]
-    tails: dict[tuple[int, int, int], str] = {}
-    for key in zip(columns.points[start:stop].tolist(), columns.note_group[start:stop].tolist(),
-                   columns.outlier_group[start:stop].tolist(), strict=True):
-        if key not in tails:
-            tails[key] = TAIL % (key[0], notes[key[1]], outliers[key[2]], quoted_source)
-    tail = [tails[key] for key in zip(columns.points[start:stop].tolist(), columns.note_group[start:stop].tolist(),
-                                      columns.outlier_group[start:stop].tolist(), strict=True)]
+    keys = list(zip(columns.points[start:stop].tolist(), columns.note_group[start:stop].tolist(),
+                    columns.outlier_group[start:stop].tolist(), strict=True))  # the tail's parts: few distinct
+    tails = {key: TAIL % (key[0], notes[key[1]], outliers[key[2]], quoted_source) for key in dict.fromkeys(keys)}
+    tail = [tails[key] for key in keys]
     names = _quoted(columns.modeler_names)
     out = [ENTRY % row for row in zip(_quoted(columns.callpaths[start:stop]), _quoted(columns.metrics[start:stop]),
                                       [names[m] for m in columns.modeler_of[start:stop].tolist()], functions,
