@@ -277,3 +277,17 @@ def test_the_example_generator_says_what_it_wrote(tmp_path, capsys):
     assert segmented_study.main([str(tmp_path / "study.txt")]) == 0
     assert capsys.readouterr().out == f"wrote {tmp_path / 'study.txt'}\n"
     assert pmkit.read(tmp_path / "study.txt").parameters == ("p",)
+
+
+def test_entry_texts_of_segmented_models_are_their_entries_dumped() -> None:
+    import orjson
+
+    from pmkit.writers.entries import entry_texts, model_entries
+    from pmkit.writers.jsonfiles import _option
+
+    experiment = _experiment({"send": _slope_change(P, 100.0, 1, seed=9)[0], "compute": _noisy(20 + 0.1 * P, 0.02, 1)})
+    columns = pmkit.model(experiment).columns
+    assert columns.segments, "a segmented model is among them"
+    option, n = _option(), len(columns)
+    assert entry_texts(columns, "gen", 0, n, option) == [orjson.dumps(e, option=option).decode()
+                                                          for e in model_entries(columns, "gen", 0, n)]

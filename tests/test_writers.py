@@ -251,3 +251,56 @@ def test_entries_joined_from_one_dump_equal_one_dump_each() -> None:
         expected = b",\n    ".join(orjson.dumps(entry, option=option) for entry in chunk)
         assert _joined(chunk, option, b",\n    ") == expected
     assert b'},{"callpath":' in orjson.dumps(tricky[2], option=option)
+
+
+def test_entry_texts_are_the_entries_as_orjson_dumps_them(named_sets) -> None:
+    import orjson
+
+    from pmkit.writers.entries import entry_texts, model_entries
+    from pmkit.writers.jsonfiles import _option
+
+    option = _option()
+    _, named = named_sets
+    for source, models in named:
+        columns = models.columns
+        n = len(columns)
+        for start, stop in [(0, n), *((s, min(s + CHUNK_SIZE, n)) for s in range(0, n, CHUNK_SIZE))]:
+            entries = model_entries(columns, source, start, stop)
+            assert entry_texts(columns, source, start, stop, option) == [orjson.dumps(e, option=option).decode()
+                                                                          for e in entries]
+
+
+def test_entry_texts_escape_what_orjson_escapes() -> None:
+    import orjson
+
+    from pmkit.writers.entries import _quoted
+
+    plain = ["main->f·x", "a b", None, "ü"]
+    assert _quoted(plain) == ["null" if s is None else orjson.dumps(s).decode() for s in plain]
+    for odd in ['say "hi"', "back\\slash", "tab\there", "bell\x07", "line\u2028sep", "del\x7f"]:
+        strings = ["main", odd, None]
+        assert _quoted(strings) == ["null" if s is None else orjson.dumps(s).decode() for s in strings]
+
+
+def test_entry_texts_of_functions_of_their_own_are_their_entries_dumped() -> None:
+    import orjson
+
+    from pmkit.models import Model, Quality
+    from pmkit.pmnf import Factor, Function, Term
+    from pmkit.writers.entries import entry_texts, model_entries
+    from pmkit.writers.jsonfiles import _option
+
+    class Own(Function):
+        """A function type of a plugin: the columns keep it as it is."""
+
+    params = ("p",)
+    laws = [Function(params, 1.0, (Term(2.0, (Factor("p", 1),)),)), Own(params, 3.0, (Term(0.5, (Factor("p", 2),)),)),
+            None]
+    models = ModelSet(params, [Model(f"main->k{i}", "time", law, Quality(0.1, 2.0, 0.9, 1.0), "mine", {}, (), 5)
+                               for i, law in enumerate(laws)])
+    columns = models.columns
+    assert list(columns.own_functions) == [1]
+    option = _option()
+    for start, stop in ((0, 3), (1, 2), (2, 3)):
+        assert entry_texts(columns, "own", start, stop, option) == [
+            orjson.dumps(e, option=option).decode() for e in model_entries(columns, "own", start, stop)]

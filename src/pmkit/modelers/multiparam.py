@@ -251,6 +251,7 @@ from typing import Any
 
 import numpy as np
 
+from pmkit.collector import collector_paused
 from pmkit.constraints import Constraint
 from pmkit.fitting.alternatives import COMMON_EXPONENTS, grid_share
 from pmkit.fitting.distinct import distinct, distinct_rows
@@ -513,7 +514,13 @@ def _line_shapes(fits: SingleFits, row: int, param: int) -> list[Shape]:
 
 
 def model_multiparameter(batch: SeriesBatch, options: dict[str, Any], modeler: str = NAME) -> ModelSet:
-    """Models of a batch with 2–4 parameters (more are refused with a note, never an exception)."""
+    """Models of a batch with 2–4 parameters (more are refused with a note, never an exception), made with the
+    cycle collector paused: the search makes millions of small acyclic objects (:mod:`pmkit.collector`)."""
+    with collector_paused():
+        return _model_multiparameter(batch, options, modeler)
+
+
+def _model_multiparameter(batch: SeriesBatch, options: dict[str, Any], modeler: str) -> ModelSet:
     parameters = batch.parameters
     points = batch.points
     data = SeriesData(batch, options["measure"])

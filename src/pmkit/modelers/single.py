@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from pmkit.collector import collector_paused
 from pmkit.fitting.maskgroups import group_by_mask
 from pmkit.fitting.refinement import RefineSettings, SingleFits, refine_series
 from pmkit.intervals import AlternativeTable, Uncertainty
@@ -26,7 +27,13 @@ from pmkit.series import SeriesBatch
 
 
 def model_single(batch: SeriesBatch, options: dict[str, Any], modeler: str = "refining") -> ModelSet:
-    """Refining models of a one-parameter batch, built lazily from per-series result arrays."""
+    """Refining models of a one-parameter batch, built lazily from per-series result arrays, with the cycle
+    collector paused: the search makes many small acyclic objects (:mod:`pmkit.collector`)."""
+    with collector_paused():
+        return _model_single(batch, options, modeler)
+
+
+def _model_single(batch: SeriesBatch, options: dict[str, Any], modeler: str) -> ModelSet:
     parameter = batch.parameters[0]
     x = batch.points[:, 0]
     data = SeriesData(batch, options["measure"])

@@ -5,18 +5,20 @@ keys, same values once parsed — written member by member, indented by two spac
 ``models`` list streamed from the columns one model per line (greppable, and a third smaller and
 faster than every key on a line of its own).  JSON Lines: the first line is the document without
 ``models`` (``schema``, ``parameters``, ``sources``, ``skipped``, ``findings``), then one line per
-model with the keys of a ``models`` entry.
+model with the keys of a ``models`` entry.  ``pmkit model`` writes each entry's text straight from the columns
+(:func:`pmkit.writers.entries.entry_texts`, orjson's bytes without the dicts); ``pmkit show``, whose entries
+carry a ``prediction``, dumps the entries' dicts with orjson.
 """
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, BinaryIO
 
+from pmkit.collector import collector_paused
 from pmkit.schema import models_document
 from pmkit.writers import CHUNK
-from pmkit.writers.entries import model_entries
+from pmkit.writers.entries import entry_texts, model_entries
 
 if TYPE_CHECKING:
     from pmkit.analysis import Analysis, InputAnalysis, Skipped
@@ -49,15 +51,10 @@ def _chunks(sets: Sequence[tuple[str, ModelSet]], size: int,
     for k, (source, models) in enumerate(sets):
         columns = models.columns
         for start in range(0, len(columns), size):
-            enabled = gc.isenabled()
-            gc.disable()
-            try:
+            with collector_paused():
                 entries = model_entries(columns, source, start, min(start + size, len(columns)))
                 if k < len(annotate) and annotate[k] is not None:
                     annotate[k](start, entries)
-            finally:
-                if enabled:
-                    gc.enable()
             yield entries
 
 
@@ -66,11 +63,23 @@ def _head(parameters: Sequence[str], sources: Sequence[str], skipped: Iterable[S
     return models_document(parameters, [], sources=sources, skipped=skipped, findings=findings)
 
 
+def _texts(sets: Sequence[tuple[str, ModelSet]], size: int, separator: str) -> Iterator[bytes]:
+    """The entries of every set as orjson writes them (:func:`~pmkit.writers.entries.entry_texts`), a chunk at a
+    time, joined by ``separator``."""
+    option = _option()
+    for source, models in sets:
+        columns = models.columns
+        for start in range(0, len(columns), size):
+            with collector_paused():  # as in _chunks: many small objects, no cycles
+                texts = entry_texts(columns, source, start, min(start + size, len(columns)), option)
+            yield separator.join(texts).encode()
+
+
 def write_document(stream: BinaryIO, parameters: Sequence[str], sets: Sequence[tuple[str, ModelSet]], *,
                    sources: Sequence[str] = (), skipped: Iterable[Skipped] = (),
                    findings: Iterable[Finding] = (), chunk: int = CHUNK) -> None:
     """``pmkit model --json``: the document of the models of every (source, model set)."""
-    _write(stream, _head(parameters, sources, skipped, findings), _chunks(sets, chunk))
+    _write(stream, _head(parameters, sources, skipped, findings), _texts(sets, chunk, SEPARATOR.decode()))
 
 
 def write_show_document(stream: BinaryIO, analysis: Analysis, chunk: int = CHUNK) -> None:
@@ -85,7 +94,9 @@ def write_show_document(stream: BinaryIO, analysis: Analysis, chunk: int = CHUNK
     head = _head(parameters, [r.source for r in inputs], analysis.skipped, findings)
     head["show"] = finite_json(show_inputs(analysis))
     sets = [(r.source, r.models) for r in inputs]
-    _write(stream, head, _chunks(sets, chunk, [_predictions(r) for r in inputs]))
+    plain = _option()
+    _write(stream, head, (_joined(entries, plain, SEPARATOR) for entries in
+                          _chunks(sets, chunk, [_predictions(r) for r in inputs])))
 
 
 def _predictions(result: InputAnalysis) -> Annotate:
@@ -130,11 +141,16 @@ def _joined(entries: list[dict[str, Any]], option: int, separator: bytes) -> byt
     return separator.join(orjson.dumps(entry, option=option) for entry in entries)
 
 
-def _write(stream: BinaryIO, head: dict[str, Any], chunks: Iterable[list[dict[str, Any]]]) -> None:
-    """The document ``head`` (its ``models`` empty) with ``models`` streamed from ``chunks``."""
+SEPARATOR = b",\n    "
+"""Between two entries of the document's ``models``: one entry per line."""
+
+
+def _write(stream: BinaryIO, head: dict[str, Any], chunks: Iterable[bytes]) -> None:
+    """The document ``head`` (its ``models`` empty) with ``models`` streamed from ``chunks`` (each the text of
+    entries joined by :data:`SEPARATOR`)."""
     import orjson
 
-    indent, plain = _option("OPT_INDENT_2"), _option()
+    indent = _option("OPT_INDENT_2")
     stream.write(b"{")
     for n, (key, value) in enumerate(head.items()):
         stream.write((b",\n  " if n else b"\n  ") + orjson.dumps(key) + b": ")
@@ -142,9 +158,9 @@ def _write(stream: BinaryIO, head: dict[str, Any], chunks: Iterable[list[dict[st
             stream.write(orjson.dumps(value, option=indent).replace(b"\n", b"\n  "))
             continue
         empty = True
-        for entries in chunks:
-            if entries:
-                stream.write((b"[\n    " if empty else b",\n    ") + _joined(entries, plain, b",\n    "))
+        for text in chunks:
+            if text:
+                stream.write((b"[\n    " if empty else SEPARATOR) + text)
                 empty = False
         stream.write(b"[]" if empty else b"\n  ]")
     stream.write(b"\n}\n")
@@ -160,5 +176,6 @@ def write_lines(stream: BinaryIO, parameters: Sequence[str], sets: Sequence[tupl
     del head["models"]
     line = _option("OPT_APPEND_NEWLINE")
     stream.write(orjson.dumps(head, option=line))
-    for entries in _chunks(sets, chunk):
-        stream.write(b"".join(orjson.dumps(entry, option=line) for entry in entries))
+    for text in _texts(sets, chunk, "\n"):
+        if text:
+            stream.write(text + b"\n")
