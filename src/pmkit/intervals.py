@@ -241,9 +241,12 @@ STREAM_ROWS = 4_000
 """Rows per step where every series' interval at a point is wanted once and the alternatives are not kept
 (:meth:`Uncertainty.predict` with ``keep=False``, ``pmkit show --json``): the alternatives of that many series
 (whole blocks, so each refit is the one a single build does) are built, predicted and dropped, and rows
-already built are predicted that many at a time.  Chosen by measurement (``pmkit show FILE --json`` on
-``bench/end_to_end.py``'s 100,000 two-parameter series, peak resident MB / CPU s, best of 3): see
-``bench/README.md`` §15, "Every interval without the whole table"."""
+already built are predicted that many at a time.  Chosen by measurement: ``pmkit show FILE --json`` on
+``bench/end_to_end.py``'s 100,000 two-parameter series (groups of up to 1,536 series), peak resident MB (CPU s,
+best of 3, a machine at load 3): 500 rows 981, 1,000 981 (45.7 s), 4,000 981 (45.0 s), 16,000 1,037–1,051
+(42.7 s) — below 4,000 the peak is the modeling's, above it the chunk's table shows; the CPU seconds differ by
+no more than the runs do.  Every series' table at once (before): 2,870 MB (48.0 s).  ``bench/README.md`` §15,
+"Every interval without the whole table"."""
 
 
 class Uncertainty:
