@@ -297,8 +297,8 @@ class Uncertainty:
         built = self.built[rows]
         place = (np.cumsum(self.built) - 1)[rows]
         if built.all():
-            if place.size == len(kept) and (place == np.arange(place.size)).all():
-                return kept  # all its rows, in order: no copy
+            if place.size and (np.diff(place) == 1).all():  # a run of its rows, in order: no copy
+                return kept if place.size == len(kept) else kept.rows(slice(int(place[0]), int(place[-1]) + 1))
             return kept.rows(place)
         out = self._empty(rows.size)
         out.put(np.flatnonzero(built), kept.rows(place[built]))
@@ -319,17 +319,16 @@ class Uncertainty:
     def predict(self, point: Mapping[str, float] | Sequence[float], level: float = DEFAULT_LEVEL,
                 rows: np.ndarray | None = None, keep: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Every series' (or the series ``rows``') prediction at ``point`` with its ``level`` interval (see
-        :meth:`AlternativeTable.predict`).  ``keep=False``: the alternatives of series not yet built are built
-        :data:`STREAM_ROWS` series (whole blocks) at a time, predicted and dropped — each series' bounds are
-        those of ``keep=True``, and the memory a chunk's, not every series' table (a second point builds
-        them again)."""
+        :meth:`AlternativeTable.predict`), :data:`STREAM_ROWS` rows at a time (each row's bounds depend on its
+        row alone).  ``keep=False``: the alternatives of series not yet built are built :data:`STREAM_ROWS`
+        series (whole blocks) at a time, predicted and dropped — each series' bounds are those of ``keep=True``,
+        and the memory a chunk's, not every series' table (a second point builds them again)."""
         count = len(self.built)
         index = np.arange(count) if rows is None else np.asarray(rows, dtype=np.int64)
         if keep:
             wanted = np.zeros(count, dtype=bool)
             wanted[index] = True
             self._ensure(wanted)
-            return self._rows(index).predict(point, level)
         value, low, high = np.full(index.size, np.nan), np.full(index.size, np.nan), np.full(index.size, np.nan)
         built = self.built[index]
         done = np.flatnonzero(built)
