@@ -221,24 +221,63 @@ def test_alternatives_are_built_only_for_the_rows_asked_for() -> None:
     report = analyse(exp, fresh)
     row = report.rows[int(np.flatnonzero(report.columns.has_function)[0])]
     assert math.isfinite(row.low) and fresh.uncertainty.built.sum() == 1
-    assert np.isfinite(report.columns.low[report.columns.has_function]).all() and fresh.uncertainty.built.all()
+    # every row's interval is predicted once, its alternatives dropped: only the row asked for alone is kept
+    assert np.isfinite(report.columns.low[report.columns.has_function]).all() and fresh.uncertainty.built.sum() == 1
 
 
 
-def test_every_rows_interval_predicted_in_chunks_equals_all_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+def _mixed_laws(count: int, seed: int) -> Experiment:
+    """Two-parameter series of four laws (several groups of series sharing a law), ±3% noise."""
+    rng = np.random.default_rng(seed)
+    p, size = GRID[:, 0], GRID[:, 1]
+    laws = np.stack([2 + 0.01 * size ** 2, 1 + 0.3 * p * size, 5 + 0.2 * np.log2(p) * size, 3 + 0.05 * p ** 1.5])
+    exact = laws[np.arange(count) % len(laws)] * rng.uniform(0.5, 2.0, (count, 1))
+    return experiment(("p", "size"), GRID, (exact * (1 + rng.uniform(-0.03, 0.03, exact.shape)))[:, :, None])
+
+
+def test_every_rows_interval_without_keeping_equals_all_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    import pmkit.intervals as intervals
     import pmkit.scaling as scaling
 
-    rng = np.random.default_rng(7)
-    x = np.array([2.0, 4, 8, 16, 32])
-    values = (1 + 0.3 * x ** 2)[None, :, None] * (1 + rng.uniform(-0.03, 0.03, (20, 5, 1)))
-    exp = experiment(("x",), x[:, None], values)
-    whole = scaling.analyse(exp, pmkit.model(exp)).columns
-    monkeypatch.setattr(scaling, "INTERVAL_CHUNK", 3)
+    exp = _mixed_laws(60, 12)
+    target = {"p": 512.0, "size": 180.0}
+    kept = pmkit.model(exp)
+    whole = kept.predict(target)
+    assert kept.uncertainty.built.all() and len(np.unique(kept.uncertainty._blocks)) > 4
+    monkeypatch.setattr(intervals, "STREAM_ROWS", 3)  # chunks of whole groups, far smaller than the set
     models = pmkit.model(exp)
-    chunked = scaling.analyse(exp, models).columns
-    low, high = chunked.low, chunked.high
-    assert low.tobytes() == whole.low.tobytes() and high.tobytes() == whole.high.tobytes()
-    assert np.isfinite(low[chunked.has_function]).sum() > 10 and models.uncertainty.built.all()
+    streamed = models.predict(target, keep=False)
+    assert not models.uncertainty.built.any()
+    for a, b in zip(streamed, whole, strict=True):
+        assert a.tobytes() == b.tobytes()
+    assert np.isfinite(streamed[1]).sum() > 50
+    # rows built before keep their alternatives (built alone), the others are built with the rest of their group,
+    # as a build of every missing row at once does
+    first, rest = pmkit.model(exp), pmkit.model(exp)
+    early = np.array([5, 9, 40])
+    for models in (first, rest):
+        models.predict(target, rows=early)
+    once = first.predict(target)
+    chunked = rest.predict(target, keep=False)
+    assert rest.uncertainty.built.sum() == early.size
+    for a, b in zip(chunked, once, strict=True):
+        assert a.tobytes() == b.tobytes()
+    # the report's every-row bounds (show --json) are those of the kept table
+    report = scaling.analyse(exp, pmkit.model(exp), target=target).columns
+    reference = scaling.analyse(exp, kept, target=target).columns
+    assert report.low.tobytes() == reference.low.tobytes() and report.high.tobytes() == reference.high.tobytes()
+
+
+def test_a_kept_table_holds_the_rows_built_alone() -> None:
+    exp = _mixed_laws(40, 13)
+    models = pmkit.model(exp)
+    uncertainty = models.uncertainty
+    models.predict({"p": 512.0, "size": 180.0}, rows=np.array([2, 30]))
+    models.predict({"p": 512.0, "size": 180.0}, rows=np.array([7]))
+    assert len(uncertainty._kept) == 3 and uncertainty.built.sum() == 3
+    table = uncertainty.table()
+    assert len(table) == 40 and uncertainty.built.all() and table is uncertainty.table()
+    assert (table.weight.sum(axis=1) > 0).sum() >= 30
 
 
 # the compiled paths equal their numpy references to the last bit

@@ -237,43 +237,135 @@ def _mixture_quantile(mean: np.ndarray, sd: np.ndarray, df: np.ndarray, weight: 
     return np.where(ok, np.clip(found, np.minimum(lo, hi), np.maximum(lo, hi)), np.nan)
 
 
+STREAM_ROWS = 4_000
+"""Rows per step where every series' interval at a point is wanted once and the alternatives are not kept
+(:meth:`Uncertainty.predict` with ``keep=False``, ``pmkit show --json``): the alternatives of that many series
+(whole blocks, so each refit is the one a single build does) are built, predicted and dropped, and rows
+already built are predicted that many at a time.  Chosen by measurement: ``pmkit show FILE --json`` on
+``bench/end_to_end.py``'s 100,000 two-parameter series (groups of up to 1,536 series), peak resident MB (CPU s,
+best of 3, a machine at load 3): 500 rows 981, 1,000 981 (45.7 s), 4,000 981 (45.0 s), 16,000 1,037–1,051
+(42.7 s) — below 4,000 the peak is the modeling's, above it the chunk's table shows; the CPU seconds differ by
+no more than the runs do.  Every series' table at once (before): 2,870 MB (48.0 s).  ``bench/README.md`` §15,
+"Every interval without the whole table"."""
+
+
 class Uncertainty:
     """The alternatives of a model set's ``count`` series, built on first use and only for the series asked
     for (modeling stays as fast as before; a view that shows 20 of 100,000 call paths pays for 20).
 
-    ``build(wanted)`` returns a table of all ``count`` rows with those of the boolean mask ``wanted``
-    filled (the modelers' closures over their fits)."""
+    ``build(wanted)`` returns the table of the series of the boolean mask ``wanted``, one row per series in
+    order (the modelers' closures over their fits).  ``blocks`` (one label per series, or None: one block)
+    says which series a build refits together: a series' alternatives are the same to the last bit whenever
+    the same series of its block are built with it (the refits run on the block's rows at once, and the
+    floating-point path of a batched solve depends on its rows), so :meth:`predict` without keeping builds
+    whole blocks at a time.  The built rows are kept in one table of theirs alone, in series order (a view
+    that asked for 20 rows holds 20, not a table of every series)."""
 
-    def __init__(self, build: Callable[[np.ndarray], AlternativeTable], count: int) -> None:
+    def __init__(self, build: Callable[[np.ndarray], AlternativeTable], count: int,
+                 blocks: np.ndarray | None = None) -> None:
         self._build = build
-        self._table: AlternativeTable | None = None
+        self._blocks = blocks
+        self._kept: AlternativeTable | None = None
         self.built = np.zeros(count, dtype=bool)
         """Which series' alternatives are built so far."""
+
+    def _add(self, missing: np.ndarray) -> None:
+        """Build the series of the mask ``missing`` and keep their rows (in the first table's shape)."""
+        found = self._build(missing)
+        if self._kept is not None:
+            every = self.built | missing
+            merged = self._empty(int(every.sum()))
+            place = np.cumsum(every) - 1
+            merged.put(place[self.built], self._kept)
+            merged.put(place[missing], found)
+            found = merged
+        self._kept = found
+        self.built |= missing
+
+    def _empty(self, count: int) -> AlternativeTable:
+        """``count`` rows without alternatives, shaped as the table kept."""
+        kept = self._kept
+        assert kept is not None
+        out = AlternativeTable.empty(kept.parameters, count, kept.weight.shape[1], kept.coef.shape[2] - 1)
+        out.weight[:] = 0.0
+        return out
+
+    def _rows(self, rows: np.ndarray) -> AlternativeTable:
+        """The table of the series ``rows`` from the rows kept (those not built: no alternatives)."""
+        kept = self._kept
+        assert kept is not None
+        built = self.built[rows]
+        place = (np.cumsum(self.built) - 1)[rows]
+        if built.all():
+            if place.size and (np.diff(place) == 1).all():  # a run of its rows, in order: no copy
+                return kept if place.size == len(kept) else kept.rows(slice(int(place[0]), int(place[-1]) + 1))
+            return kept.rows(place)
+        out = self._empty(rows.size)
+        out.put(np.flatnonzero(built), kept.rows(place[built]))
+        return out
+
+    def _ensure(self, wanted: np.ndarray) -> None:
+        missing = wanted & ~self.built
+        if missing.any() or self._kept is None:
+            self._add(missing)
 
     def table(self, rows: np.ndarray | slice | None = None) -> AlternativeTable:
         """The table of every series, its rows ``rows`` (or all) built."""
         wanted = np.zeros_like(self.built)
         wanted[slice(None) if rows is None else rows] = True
-        missing = wanted & ~self.built
-        if self._table is None:
-            self._table = self._build(missing)
-        elif missing.any():
-            index = np.flatnonzero(missing)
-            self._table.put(index, self._build(missing).rows(index))
-        self.built |= missing
-        return self._table
+        self._ensure(wanted)
+        return self._rows(np.arange(len(self.built)))
 
     def predict(self, point: Mapping[str, float] | Sequence[float], level: float = DEFAULT_LEVEL,
-                rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                rows: np.ndarray | None = None, keep: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Every series' (or the series ``rows``') prediction at ``point`` with its ``level`` interval (see
-        :meth:`AlternativeTable.predict`)."""
-        table = self.table(rows)
-        index = None if rows is None else np.asarray(rows)
-        every = index is None or (index.dtype.kind in "iu" and len(index) == len(table)
-                                  and bool((index == np.arange(len(table))).all()))  # all, in order: no copy
-        return (table if every else table.rows(rows)).predict(point, level)
+        :meth:`AlternativeTable.predict`), :data:`STREAM_ROWS` rows at a time (each row's bounds depend on its
+        row alone).  ``keep=False``: the alternatives of series not yet built are built :data:`STREAM_ROWS`
+        series (whole blocks) at a time, predicted and dropped — each series' bounds are those of ``keep=True``,
+        and the memory a chunk's, not every series' table (a second point builds them again)."""
+        count = len(self.built)
+        index = np.arange(count) if rows is None else np.asarray(rows, dtype=np.int64)
+        if keep:
+            wanted = np.zeros(count, dtype=bool)
+            wanted[index] = True
+            self._ensure(wanted)
+        value, low, high = np.full(index.size, np.nan), np.full(index.size, np.nan), np.full(index.size, np.nan)
+        built = self.built[index]
+        done = np.flatnonzero(built)
+        for start in range(0, done.size, STREAM_ROWS):
+            at = done[start:start + STREAM_ROWS]
+            value[at], low[at], high[at] = self._rows(index[at]).predict(point, level)
+        missing = np.unique(index[~built])
+        found = np.full((3, missing.size), np.nan)
+        for chunk in _whole_blocks(missing, self._blocks, STREAM_ROWS):
+            wanted = np.zeros(count, dtype=bool)
+            wanted[chunk] = True
+            # the table's rows: the chunk's series, in order
+            found[:, np.searchsorted(missing, chunk)] = self._build(wanted).predict(point, level)
+        at = np.flatnonzero(~built)
+        value[at], low[at], high[at] = found[:, np.searchsorted(missing, index[at])]
+        return value, low, high
 
     def interval(self, row: int, point: Mapping[str, float] | Sequence[float],
                  level: float = DEFAULT_LEVEL) -> Interval:
-        value, low, high = self.table(np.array([row])).rows(slice(row, row + 1)).predict(point, level)
+        value, low, high = self.predict(point, level, np.array([row]))
         return Interval(float(value[0]), float(low[0]), float(high[0]), level)
+
+
+def _whole_blocks(rows: np.ndarray, blocks: np.ndarray | None, size: int) -> Iterator[np.ndarray]:
+    """``rows`` (sorted series) in chunks of whole blocks (``blocks``: one label per series; None: one block),
+    each of at least ``size`` series but the last, each sorted."""
+    if rows.size == 0:
+        return
+    if blocks is None:
+        yield rows
+        return
+    label = blocks[rows]
+    order = np.argsort(label, kind="stable")
+    label = label[order]
+    ends = np.append(np.flatnonzero(label[1:] != label[:-1]) + 1, rows.size)  # each block's end
+    start = 0
+    while start < rows.size:
+        stop = int(ends[np.searchsorted(ends, start + size, side="left")]) if start + size < rows.size else rows.size
+        yield np.sort(rows[order[start:stop]])
+        start = stop

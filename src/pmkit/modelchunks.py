@@ -147,22 +147,19 @@ def model_batch(entry: Registration, options: Mapping[str, Any], batch: SeriesBa
 
 def refitted_alternatives(entry: Registration, options: Mapping[str, Any], batch: SeriesBatch,
                           wanted: np.ndarray) -> AlternativeTable:
-    """The alternatives (prediction intervals) of the series ``wanted`` of a batch modeled in chunks: those
-    series modeled again here, which gives their models to the last bit (the modeler declares
-    ``independent_series``), and their set's alternatives put in a table of the whole batch. Only the
-    series a view asks for are refitted; a table without rows has no interval."""
+    """The alternatives (prediction intervals) of the series ``wanted`` of a batch modeled in chunks (a table
+    of those series alone, in order): those series modeled again here, which gives their models to the last bit
+    (the modeler declares ``independent_series``), and their set's alternatives. Only the series a view asks
+    for are refitted; a table without rows has no interval."""
     from pmkit.intervals import AlternativeTable
 
     rows = np.flatnonzero(wanted)
-    found = None
     if rows.size:
         some = returned(entry, "model", call(entry, "model", rows_of(batch, rows), **options), ModelSet, "a ModelSet")
-        found = None if some.uncertainty is None else some.uncertainty.table()
-    shape = (1, 1) if found is None else (found.weight.shape[1], found.coef.shape[2] - 1)
-    table = AlternativeTable.empty(batch.parameters, len(batch), *shape)
+        if some.uncertainty is not None:
+            return some.uncertainty.table()
+    table = AlternativeTable.empty(batch.parameters, rows.size)
     table.weight[:] = 0.0
-    if found is not None:
-        table.put(rows, found)
     return table
 
 

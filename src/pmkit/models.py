@@ -346,10 +346,12 @@ class ModelSet(Sequence[Model]):
         return None if self._columns is None else self._columns.uncertainty
 
     def predict(self, point: Mapping[str, float] | Sequence[float] | float, level: float = DEFAULT_LEVEL,
-                rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                rows: np.ndarray | None = None, keep: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Every model's (or the models at positions ``rows``') prediction at ``point`` and its ``level``
         interval, as arrays (value, low, high) in series order; NaN where a model has no function, NaN
-        bounds where it has no interval (a segmented model's before its last segment)."""
+        bounds where it has no interval (a segmented model's before its last segment).  ``keep=False``: the
+        alternatives built for the intervals are dropped once predicted, a chunk at a time (the same bounds, in
+        a chunk's memory rather than every series' table; see :meth:`Uncertainty.predict`)."""
         coords = _coordinates(point, self.parameters)
         value = np.asarray(self.columns.evaluate(dict(zip(self.parameters, coords, strict=True))), dtype=float)
         if rows is not None:
@@ -358,7 +360,7 @@ class ModelSet(Sequence[Model]):
         count = len(value)
         low, high = np.full(count, np.nan), np.full(count, np.nan)
         if self.uncertainty is not None:
-            _, low, high = self.uncertainty.predict(coords, level, rows)
+            _, low, high = self.uncertainty.predict(coords, level, rows, keep=keep)
         elif self._columns is None and any(m.uncertainty is not None for m in self):
             chosen = range(len(self)) if rows is None else rows.tolist()
             found = [self[int(i)].predict(coords, level) for i in chosen]

@@ -46,8 +46,6 @@ RANK_KEYS = ("growth", "low")
 measurements are sure of)."""
 INTERVAL_LEVEL = DEFAULT_LEVEL
 """The level of the prediction intervals the report gives at the target."""
-INTERVAL_CHUNK = 20_000
-"""Rows per chunk when every row's interval at the target is computed (:meth:`TargetIntervals.fill`)."""
 
 RANKING_SHARE = 0.1
 """The ranking lists growing call paths down to this fraction of the tree's ``min_share``: a call path
@@ -772,20 +770,16 @@ class TargetIntervals:
 
     def fill(self, rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """The bounds of every row, those of ``rows`` (or all) computed if not yet.  Every row's (``pmkit show
-        --json``) are predicted :data:`INTERVAL_CHUNK` rows at a time from the alternatives of all of them, built
-        at once as before (built a chunk at a time, the intervals' last digits moved: the refits depend on which
-        rows are refitted together), so the prediction's temporaries are a chunk's: ``pmkit show --json`` on 100,000
-        two-parameter series peaked at 3.34 GB, 2.97 GB this way (``bench/README.md`` §12)."""
+        --json``, ``--rank-by low``) are predicted once, their alternatives built a chunk of series at a time and
+        dropped (``keep=False``, :data:`pmkit.intervals.STREAM_ROWS`): ``pmkit show --json`` on 100,000
+        two-parameter series held every series' table, 2.97 GB at its peak, and holds a chunk's this way, the
+        bounds the same to the last bit (``bench/README.md`` §15, "Every interval without the whole table")."""
         index = np.flatnonzero(~self.done) if rows is None else rows[~self.done[rows]]
-        step = INTERVAL_CHUNK if rows is None else max(index.size, 1)
-        if rows is None and index.size and self.models.uncertainty is not None:
-            self.models.uncertainty.table(self.position[index])
-        for start in range(0, index.size, step):
-            part = index[start:start + step]
+        if index.size:
             with np.errstate(all="ignore"):
-                _, self.low[part], self.high[part] = self.models.predict(dict(self.target), INTERVAL_LEVEL,
-                                                                         self.position[part])
-            self.done[part] = True
+                _, self.low[index], self.high[index] = self.models.predict(dict(self.target), INTERVAL_LEVEL,
+                                                                           self.position[index], keep=rows is not None)
+            self.done[index] = True
         return self.low, self.high
 
 

@@ -573,10 +573,15 @@ def _model_multiparameter(batch: SeriesBatch, options: dict[str, Any], modeler: 
         columns.quality[i] = [q.rss, q.smape, q.adjusted_r2, np.nan if q.cv_smape is None else q.cv_smape]
     columns.segments = segments
 
-    def alternatives(wanted: np.ndarray) -> AlternativeTable:
-        return _alternatives(batch, data, results, contexts, settings, wanted)
+    shape: list[tuple[int, int]] = []  # the table's width, found at the first build (a build's cost else)
 
-    columns.uncertainty = Uncertainty(alternatives, len(batch))
+    def alternatives(wanted: np.ndarray) -> AlternativeTable:
+        if not shape:
+            shape.append(_table_shape(batch, results, contexts))
+        return _alternatives(batch, data, results, contexts, settings, wanted, shape[0])
+
+    # a group's series are refitted together (one batched solve): a build's blocks are the groups
+    columns.uncertainty = Uncertainty(alternatives, len(batch), blocks=results.group_of)
     return ModelSet(parameters, columns=columns)
 
 
@@ -603,30 +608,42 @@ def multiparam_columns(batch: SeriesBatch, results: _Results, present: np.ndarra
                         modeler=modeler, options=options)
 
 
+def _table_shape(batch: SeriesBatch, results: _Results, contexts: list[tuple[np.ndarray, list[Line | None]]]
+                 ) -> tuple[int, int]:
+    """How many alternatives and terms the alternatives' table of every series holds: the most any group keeps
+    (:func:`pmkit.fitting.alternatives.multi_keep`: a sparse design keeps more) and 1 + the most terms of any of
+    its laws' combinations."""
+    from pmkit.fitting.alternatives import MULTI_KEEP, multi_keep
+
+    terms = 1 + max([len(c) for g in results.groups if g.combination for c in term_combinations(g.shapes)] + [1])
+    return max([multi_keep(batch.points[cols]) for cols, _ in contexts] + [MULTI_KEEP]), terms
+
+
 def _alternatives(batch: SeriesBatch, data: SeriesData, results: _Results,
                   contexts: list[tuple[np.ndarray, list[Line | None]]], settings: RefineSettings,
-                  wanted: np.ndarray) -> AlternativeTable:
+                  wanted: np.ndarray, shape: tuple[int, int]) -> AlternativeTable:
     """The alternatives (:func:`pmkit.fitting.alternatives.multi_alternatives`) of the series ``wanted`` (a
-    mask): its law, and the law with one parameter's factor replaced by that parameter's next best shapes
-    on its grid line, or dropped."""
+    mask; a table of those series alone, in order): its law, and the law with one parameter's factor replaced by
+    that parameter's next best shapes on its grid line, or dropped.  Each group's series among them are refitted
+    together, so a series' alternatives depend on which series of its group are wanted with it, not on the
+    others; ``shape``: the table's width (:func:`_table_shape`)."""
     from pmkit.fitting.alternatives import (
         ADDITIONS,
         COMMON_SHAPES,
-        MULTI_KEEP,
         SUBSTITUTES,
         multi_alternatives,
-        multi_keep,
         ranked_shapes,
         repetition_noise,
     )
 
     n_params = len(batch.parameters)
-    terms = 1 + max([len(c) for g in results.groups if g.combination for c in term_combinations(g.shapes)] + [1])
-    keep = max([multi_keep(batch.points[cols]) for cols, _ in contexts] + [MULTI_KEEP])  # a sparse design keeps more
-    table = AlternativeTable.empty(batch.parameters, len(batch), keep, terms)
+    index = np.flatnonzero(wanted)
+    table = AlternativeTable.empty(batch.parameters, index.size, *shape)
     table.weight[:] = 0.0
-    for g, group in enumerate(results.groups):
-        rows = results.rows[g]
+    for g in np.unique(results.group_of[index]).tolist():  # the groups holding a wanted series
+        if g < 0:
+            continue
+        group, rows = results.groups[g], results.rows[g]
         held = (results.group_of[rows] == g) & wanted[rows]
         if not held.any():
             continue
@@ -653,7 +670,7 @@ def _alternatives(batch: SeriesBatch, data: SeriesData, results: _Results,
         found = multi_alternatives(batch.parameters, batch.points[cols], Y, alpha, beta,
                                    coefficients, substitutes, structures, additions,
                                    repetition_noise(batch.values[rows]))
-        table.put(rows, found)
+        table.put(np.searchsorted(index, rows), found)
     return table
 
 

@@ -95,7 +95,8 @@ def _model_single(batch: SeriesBatch, options: dict[str, Any], modeler: str) -> 
     def alternatives(wanted: np.ndarray) -> AlternativeTable:
         from pmkit.fitting.alternatives import KEEP, repetition_noise, single_alternatives
 
-        table = AlternativeTable.empty((parameter,), count, KEEP, 2)
+        index = np.flatnonzero(wanted)  # the table's rows: these series, in order
+        table = AlternativeTable.empty((parameter,), index.size, KEEP, 2)
         table.weight[:] = 0.0
         for group in groups:
             rows = group.rows[wanted[group.rows]]
@@ -116,10 +117,14 @@ def _model_single(batch: SeriesBatch, options: dict[str, Any], modeler: str) -> 
                 keep = x[group.columns] >= start
                 found = single_alternatives(parameter, x[group.columns][keep], values[np.ix_(part, keep)],
                                             own.subset(part), settings, (rep_var[part], rep_dof[part]))
-                table.put(rows[part], found)
+                table.put(np.searchsorted(index, rows[part]), found)
         return table
 
-    columns.uncertainty = Uncertainty(alternatives, count)
+    # a group's series are refitted together (one batched solve): a build's blocks are the groups
+    blocks = np.full(count, -1, dtype=np.int64)
+    for g, group in enumerate(groups):
+        blocks[group.rows] = g
+    columns.uncertainty = Uncertainty(alternatives, count, blocks=blocks)
     return ModelSet(batch.parameters, columns=columns)
 
 
