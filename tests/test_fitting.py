@@ -194,6 +194,44 @@ def test_relative_search_on_threads_equals_one_thread(monkeypatch: pytest.Monkey
         assert (results[1]["k"] >= 0).any()
 
 
+def _double_rows(source: np.ndarray, target: np.ndarray, offset: float) -> None:
+    target[:] = 2.0 * source + offset
+
+
+def test_run_rows_keeps_its_threads_and_a_forked_child_makes_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Blocks of rows run on the calling thread and on threads kept across calls (not one pool per call),
+    every row written once; a child forked after such a call, whose copy of the pool has no threads, runs
+    its blocks on threads of its own."""
+    import multiprocessing
+    import threading
+
+    monkeypatch.setattr(kernels, "_cpus", lambda: 3)
+    monkeypatch.setattr(kernels, "PARALLEL_MIN_SERIES", 10)
+    source = np.arange(1000.0).reshape(100, 10)
+    for offset in (1.0, 5.0):
+        target = np.zeros_like(source)
+        kernels.run_rows(_double_rows, len(source), (source, target, offset), (True, True, False))
+        np.testing.assert_array_equal(target, 2.0 * source + offset)
+    named = [t for t in threading.enumerate() if t.name.startswith("pmkit-kernel")]
+    assert 1 <= len(named) <= 2
+    if "fork" in multiprocessing.get_all_start_methods():
+        child = multiprocessing.get_context("fork").Process(target=_run_rows_in_child)
+        child.start()
+        child.join(60)
+        hung = child.is_alive()
+        if hung:
+            child.kill()
+        assert not hung and child.exitcode == 0
+
+
+def _run_rows_in_child() -> None:
+    source = np.arange(600.0).reshape(60, 10)
+    target = np.zeros_like(source)
+    kernels.run_rows(_double_rows, len(source), (source, target, 3.0), (True, True, False))
+    if not np.array_equal(target, 2.0 * source + 3.0):
+        raise SystemExit(1)
+
+
 def test_start_table_is_a_farey_sequence_covering_extrap_basic() -> None:
     table = start_table(5, True, 1)
     alphas = {F(int(n), int(d)) for s, n, d in zip(table.slices, table.num, table.den, strict=True) if s == 0}
