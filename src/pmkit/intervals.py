@@ -90,6 +90,8 @@ class AlternativeTable:
 
     @classmethod
     def empty(cls, parameters: Sequence[str], count: int, k: int = 1, t: int = 1) -> AlternativeTable:
+        """``count`` rows of room for ``k`` alternatives of ``t`` terms, none filled: every weight 0, no interval
+        until :meth:`put` fills a row."""
         p = len(parameters)
         return cls(tuple(parameters), np.zeros((count, k, t, p)), np.zeros((count, k, t, p)),
                    np.zeros((count, k, 1 + t)), np.zeros((count, k, 1 + t, 1 + t)), np.ones((count, k)),
@@ -286,9 +288,7 @@ class Uncertainty:
         """``count`` rows without alternatives, shaped as the table kept."""
         kept = self._kept
         assert kept is not None
-        out = AlternativeTable.empty(kept.parameters, count, kept.weight.shape[1], kept.coef.shape[2] - 1)
-        out.weight[:] = 0.0
-        return out
+        return AlternativeTable.empty(kept.parameters, count, kept.weight.shape[1], kept.coef.shape[2] - 1)
 
     def _rows(self, rows: np.ndarray) -> AlternativeTable:
         """The table of the series ``rows`` from the rows kept (those not built: no alternatives)."""

@@ -158,9 +158,7 @@ def refitted_alternatives(entry: Registration, options: Mapping[str, Any], batch
         some = returned(entry, "model", call(entry, "model", rows_of(batch, rows), **options), ModelSet, "a ModelSet")
         if some.uncertainty is not None:
             return some.uncertainty.table()
-    table = AlternativeTable.empty(batch.parameters, rows.size)
-    table.weight[:] = 0.0
-    return table
+    return AlternativeTable.empty(batch.parameters, rows.size)
 
 
 def rows_of(batch: SeriesBatch, rows: np.ndarray) -> SeriesBatch:

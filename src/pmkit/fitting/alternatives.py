@@ -387,7 +387,6 @@ def single_alternatives(parameter: str, x: np.ndarray, Y: np.ndarray, fits: Sing
     keep = KEEP if keep is None else keep
     temperature = SHARPNESS if temperature is None else temperature
     out = AlternativeTable.empty((parameter,), count, keep, t)
-    out.weight[:] = 0.0
     if count == 0 or n < 3:
         return out
     rep_var, rep_dof = (np.full(count, np.nan), np.zeros(count)) if noise is None else noise

@@ -573,12 +573,12 @@ def _model_multiparameter(batch: SeriesBatch, options: dict[str, Any], modeler: 
         columns.quality[i] = [q.rss, q.smape, q.adjusted_r2, np.nan if q.cv_smape is None else q.cv_smape]
     columns.segments = segments
 
-    shape: list[tuple[int, int]] = []  # the table's width, found at the first build (a build's cost else)
+    @functools.cache
+    def shape() -> tuple[int, int]:  # the table's width, found at the first build (a build's cost else)
+        return _table_shape(batch, results, contexts)
 
     def alternatives(wanted: np.ndarray) -> AlternativeTable:
-        if not shape:
-            shape.append(_table_shape(batch, results, contexts))
-        return _alternatives(batch, data, results, contexts, settings, wanted, shape[0])
+        return _alternatives(batch, data, results, contexts, settings, wanted, shape())
 
     # a group's series are refitted together (one batched solve): a build's blocks are the groups
     columns.uncertainty = Uncertainty(alternatives, len(batch), blocks=results.group_of)
@@ -639,14 +639,11 @@ def _alternatives(batch: SeriesBatch, data: SeriesData, results: _Results,
     n_params = len(batch.parameters)
     index = np.flatnonzero(wanted)
     table = AlternativeTable.empty(batch.parameters, index.size, *shape)
-    table.weight[:] = 0.0
     for g in np.unique(results.group_of[index]).tolist():  # the groups holding a wanted series
         if g < 0:
             continue
         group, rows = results.groups[g], results.rows[g]
-        held = (results.group_of[rows] == g) & wanted[rows]
-        if not held.any():
-            continue
+        held = (results.group_of[rows] == g) & wanted[rows]  # g holds a wanted series: some are held
         if results.context_of[g] < 0:
             continue  # recorded by a search without a context (no interval)
         rows, coefficients = rows[held], group.coefficients[held]

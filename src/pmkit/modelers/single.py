@@ -97,7 +97,6 @@ def _model_single(batch: SeriesBatch, options: dict[str, Any], modeler: str) -> 
 
         index = np.flatnonzero(wanted)  # the table's rows: these series, in order
         table = AlternativeTable.empty((parameter,), index.size, KEEP, 2)
-        table.weight[:] = 0.0
         for group in groups:
             rows = group.rows[wanted[group.rows]]
             if group.columns.size == 0 or rows.size == 0:
