@@ -536,3 +536,24 @@ def test_the_model_table_gives_a_short_law_with_notes_room_for_them():
     text = render(ModelTable([model]), 80)
     assert all(note in text for note in notes)
     assert_fits(text, 80)
+
+
+def test_a_metric_its_file_leaves_unnamed_is_named_in_every_view(tmp_path, pmkit_cli) -> None:
+    """An Extra-P text file without a METRIC line has one metric named "": the views call it "(unnamed)" rather
+    than leave a blank column and a caption that starts " is exclusive"; the JSON keeps the name as read."""
+    import json
+
+    from pmkit.names import UNNAMED_METRIC, metric_name
+
+    assert metric_name("") == UNNAMED_METRIC and metric_name("time") == "time"
+    path = tmp_path / "unnamed.txt"
+    path.write_text("PARAMETER p\nPOINTS (2) (4) (8) (16) (32)\n\nREGION main\n"
+                    + "".join(f"DATA {2 + 0.5 * p} {2.01 + 0.5 * p}\n" for p in (2, 4, 8, 16, 32)))
+    shown = pmkit_cli("show", str(path)).stdout
+    assert f"metric {UNNAMED_METRIC} (exclusive)" in shown and f"\n{UNNAMED_METRIC} is exclusive" in shown
+    assert "metric  (" not in shown and "\n is exclusive" not in shown
+    table = pmkit_cli("model", str(path)).stdout
+    assert f"main      {UNNAMED_METRIC} " in table
+    markdown = pmkit_cli("show", str(path), "--markdown").stdout
+    assert f"## Scaling of `{UNNAMED_METRIC}`" in markdown and f"- metric: {UNNAMED_METRIC}, exclusive" in markdown
+    assert json.loads(pmkit_cli("model", str(path), "--json").stdout)["models"][0]["metric"] == ""

@@ -20,6 +20,16 @@ _BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u206
 _UNSAFE = re.compile(f"[\x00-\x1f\x7f-\x9f{_BIDI}]")
 
 
+UNNAMED_METRIC = "(unnamed)"
+"""How views name a metric its file leaves unnamed (an Extra-P text file without a ``METRIC`` line)."""
+
+
+def metric_name(name: str) -> str:
+    """A metric's name as views print it: :func:`printable`, and :data:`UNNAMED_METRIC` for the empty name, which
+    would otherwise leave a blank in a table column or a caption (" is exclusive")."""
+    return printable(name) if name else UNNAMED_METRIC
+
+
 def printable(text: str) -> str:
     """``text`` with every control character written as an escape (``\\x1b``, ``\\u202e``).
 

@@ -15,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from pmkit.models import Model
-from pmkit.names import display_names, display_path, printable
+from pmkit.names import display_names, display_path, metric_name, printable
 from pmkit.scaling import RANKING_SHARE, CallpathScaling, ScalingReport
 from pmkit.trend import about
 from pmkit.ui.growth_column import growth_cell, widest_piece, wrap_growth
@@ -216,11 +216,11 @@ class CallTreeView:
         if report.no_target is not None:
             order = order.replace("share then", "share")
             caption = (f"share: of the total at {format_point(report.reference)} · measured: the {report.measure} "
-                       f"of repetitions\n{printable(report.metric)} is {kind}; siblings sorted by {order}")
+                       f"of repetitions\n{metric_name(report.metric)} is {kind}; siblings sorted by {order}")
         else:
             caption = (f"share now: of the total at {format_point(report.reference)} · {target_header(report)}: "
                        f"predicted · share then: of the predicted total\n"
-                       f"{printable(report.metric)} is {kind}; siblings sorted by {order}")
+                       f"{metric_name(report.metric)} is {kind}; siblings sorted by {order}")
         if any(r is not None and r.negative for r, *_ in self.rows):
             caption += "; ! negative at the target (see below)"
         if not report.inclusive and any(r is not None and hidden and r.branch_negative and not r.negative

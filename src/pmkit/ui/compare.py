@@ -17,7 +17,7 @@ from rich.text import Text
 
 from pmkit.analysis import InputAnalysis
 from pmkit.comparison import CallpathComparison, Comparison
-from pmkit.names import display_names, display_path, printable
+from pmkit.names import display_names, display_path, metric_name, printable
 from pmkit.scaling import CallpathScaling, no_target
 from pmkit.ui.call_tree import model_pieces, target_header, value_text
 from pmkit.ui.detail import detail_view
@@ -36,7 +36,7 @@ def side_line(label: str, result: InputAnalysis) -> Text:
     unit = f"{report.unit}, " if report.unit else ""
     modelers = sorted({m.modeler for m in result.models if m.metric == report.metric and m.modeler})
     text = (f"{result.source}" + (f" ({reader})" if reader else "") + f" · {data_summary(result.experiment)} · "
-            f"{report.metric} ({unit}{'inclusive' if report.inclusive else 'exclusive'}) · "
+            f"{metric_name(report.metric)} ({unit}{'inclusive' if report.inclusive else 'exclusive'}) · "
             f"{', '.join(modelers) or '–'}")
     return Text(printable(text))
 

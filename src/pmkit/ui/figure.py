@@ -19,7 +19,7 @@ import numpy as np
 
 from pmkit.detail import CallpathDetail
 from pmkit.errors import UsageError
-from pmkit.names import printable, short_name
+from pmkit.names import metric_name, printable, short_name
 from pmkit.ui.plot import plot_data, powers_of_two
 from pmkit.ui.quantities import format_point
 
@@ -87,8 +87,8 @@ def detail_figure(details: Sequence[tuple[str, CallpathDetail | None]], *, title
     fixed = f" (at {format_point(first.fixed)})" if first.fixed else ""
     axes.set_xlabel(printable(first.parameter) + fixed)
     unit = printable(first_detail.unit)
-    axes.set_ylabel(printable(first_detail.metric) + (f" [{unit}]" if unit else ""))
-    axes.set_title(printable(title or f"{short_name(first_detail.row.name)} — {first_detail.metric}"))
+    axes.set_ylabel(metric_name(first_detail.metric) + (f" [{unit}]" if unit else ""))
+    axes.set_title(printable(title or f"{short_name(first_detail.row.name)} — {metric_name(first_detail.metric)}"))
     axes.grid(True, which="major", alpha=0.3)
     axes.legend(fontsize="small")
     return figure

@@ -17,7 +17,7 @@ from pmkit.comparison import CallpathComparison, Comparison
 from pmkit.detail import CallpathDetail
 from pmkit.experiment import CallTree
 from pmkit.findings import Finding
-from pmkit.names import display_names, display_path, printable
+from pmkit.names import display_names, display_path, metric_name, printable
 from pmkit.scaling import RANKING_SHARE, ScalingReport
 from pmkit.ui.call_tree import change_marker, negative_note, tree_notes, value_text, visible_rows
 from pmkit.ui.compare import growth_modeled, target_note
@@ -87,14 +87,15 @@ def markdown_section(result: InputAnalysis, *, depth: int | None = None, min_sha
     report = result.report
     experiment = report.experiment
     unit = report.unit
-    lines = [f"## Scaling of {_code(report.metric)}" + (f" in {_code(result.source)}" if result.source else ""), ""]
+    lines = [f"## Scaling of {_code(metric_name(report.metric))}"
+             + (f" in {_code(result.source)}" if result.source else ""), ""]
     params = ", ".join(f"{printable(name)} ∈ "
                        f"{{{', '.join(format_number(v) for v in sorted(set(experiment.points[:, i])))}}}"
                        for i, name in enumerate(experiment.parameters))
     modelers = report.modelers()
     lines += [f"- measured: {format_count(len(experiment.points), 'point')} ({params}), "
               f"{format_count(len(experiment.callpaths), 'call path')}",
-              f"- metric: {printable(report.metric)}" + (f" ({printable(unit)})" if unit else "")
+              f"- metric: {metric_name(report.metric)}" + (f" ({printable(unit)})" if unit else "")
               + f", {'inclusive' if report.inclusive else 'exclusive'}, {report.measure} of repetitions",
               f"- modeler: {printable(', '.join(modelers) or '–')}",
               *([f"- also: {printable(others)}"] if (others := other_metrics_text(experiment)) else []),
@@ -198,7 +199,7 @@ def _overview(report: ScalingReport, names: Sequence[str], *, depth: int | None,
     kind = "inclusive (with callees)" if report.inclusive else "exclusive (without callees)"
     any_hidden = any(h for _, _, h, _ in visible)
     lines += ["", f"_share now: of the total at {format_point(report.reference)}; at {format_point(report.target)}: "
-              f"predicted; share then: of the predicted total. {printable(report.metric)} is {kind}"
+              f"predicted; share then: of the predicted total. {metric_name(report.metric)} is {kind}"
               + ("; a row marked (+N) counts its N hidden callees, and its growth is the fastest of them_"
                  if not report.inclusive and any_hidden else "_")]
     warning = negative_note(report, list(names))
@@ -226,7 +227,7 @@ def _measured_tree(report: ScalingReport, names: Sequence[str], *, depth: int | 
     kind = "inclusive (with callees)" if report.inclusive else "exclusive (without callees)"
     return ["### Call tree", "", *_table(["call path", "model", "share", "measured"], rows, right=(2, 3)), "",
             f"_share: of the total at {format_point(report.reference)}; measured: the {report.measure} of "
-            f"repetitions. {printable(report.metric)} is {kind}_"]
+            f"repetitions. {metric_name(report.metric)} is {kind}_"]
 
 
 def _contributed(table: ContributedTable) -> list[str]:
@@ -294,7 +295,7 @@ def markdown_comparison(comparison: Comparison, *, min_share: float = 0.01, top:
     total = "measured total" if comparison.one_point else "predicted total"
     for side, result in (("A", a), ("B", b)):
         report = result.report
-        lines.append(f"- {side}: {_code(result.source)}, {printable(report.metric)}"
+        lines.append(f"- {side}: {_code(result.source)}, {metric_name(report.metric)}"
                      + (f" ({printable(report.unit)})" if report.unit else "")
                      + f", {total} {format_value(report.total_predicted, report.unit)}"
                      + (" (summed over processes)" if result.summed_over_processes else ""))

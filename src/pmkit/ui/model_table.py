@@ -10,7 +10,7 @@ from rich.text import Text
 
 from pmkit.experiment import CallTree
 from pmkit.models import Model
-from pmkit.names import display_names, display_path, printable
+from pmkit.names import display_names, display_path, metric_name, printable
 from pmkit.ui.layout import Column, Piece, one_line, term_pieces, widest, word_pieces, wrap
 from pmkit.ui.layout import table as layout_table
 from pmkit.ui.quantities import format_change_point, format_figure, format_r2
@@ -62,7 +62,7 @@ class ModelTable:
                 texts.append(paragraphs)
         columns = [path_column(self._paths(), width, grow=1)]
         if self.show_metric:
-            columns.append(fixed_column("metric", [Text(printable(m.metric)) for m in self.models], justify="left"))
+            columns.append(fixed_column("metric", [Text(metric_name(m.metric)) for m in self.models], justify="left"))
         columns += [
             # as wide as the widest law or note on one line where there is room: a short law ("1") with notes
             # would otherwise get a column so narrow that the notes' words fold

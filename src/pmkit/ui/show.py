@@ -14,7 +14,7 @@ from rich.text import Text
 
 from pmkit.analysis import Analysis, ContributedTable, InputAnalysis
 from pmkit.experiment import Experiment
-from pmkit.names import printable
+from pmkit.names import metric_name, printable
 from pmkit.scaling import DEFAULT_SCALE_UP, RANKING_SHARE, ScalingReport
 from pmkit.strong_scaling import target_rule, values_summed
 from pmkit.ui.call_tree import call_tree_view
@@ -77,8 +77,8 @@ def header_view(result: InputAnalysis) -> Table:
     kind = "inclusive" if report.inclusive else "exclusive"
     modelers = result.models.modelers(report.metric)
     unit = f"{report.unit}, " if report.unit else ""
-    grid.add_row("metric", Text(printable(f"{report.metric} ({unit}{kind}), {report.measure} of repetitions · modeler "
-                                          f"{', '.join(modelers) or '–'}")))
+    grid.add_row("metric", Text(printable(f"{metric_name(report.metric)} ({unit}{kind}), {report.measure} of "
+                                          f"repetitions · modeler {', '.join(modelers) or '–'}")))
     others = other_metrics_text(experiment)
     if others:
         grid.add_row("also", Text(others, style="dim"))
