@@ -155,8 +155,9 @@ class AlternativeTable:
         has = total > 0
         weight = weight / np.where(has, total, 1.0)[:, None]
         tail = (1 - level) / 2
-        low = _mixture_quantile(mean, sd, self.df, weight, tail)
-        high = _mixture_quantile(mean, sd, self.df, weight, 1 - tail)
+        components = _Components(mean, sd, self.df)
+        low = _mixture_quantile(components, weight, tail)
+        high = _mixture_quantile(components, weight, 1 - tail)
         low = np.where(has, np.fmin(low, value), np.nan)
         high = np.where(has, np.fmax(high, value), np.nan)
         return value, low, high
@@ -165,7 +166,7 @@ class AlternativeTable:
 class _Components:
     """Each hypothesis's predictive distribution at one point: Student t on log(value) where its mean is
     positive (relative noise), on the value where it is not; what the mixture's quantiles need, computed
-    once."""
+    once for both bounds."""
 
     def __init__(self, mean: np.ndarray, sd: np.ndarray, df: np.ndarray) -> None:
         with np.errstate(all="ignore"):
@@ -179,15 +180,37 @@ class _Components:
     def quantile(self, p: float) -> np.ndarray:
         """Each hypothesis's own ``p`` quantile (a mixture's ``p`` quantile lies between the smallest and the
         largest of them)."""
-        from scipy.special import stdtrit
-
         with np.errstate(all="ignore"):
-            at = self.center + stdtrit(self.df, p) * self.spread
+            at = self.center + student_quantile(self.df, p) * self.spread
             return np.where(self.positive, np.exp(at), at)
 
 
-def _mixture_quantile(mean: np.ndarray, sd: np.ndarray, df: np.ndarray, weight: np.ndarray,
-                      p: float, iterations: int = 30) -> np.ndarray:
+DISTINCT_DF = 1_000
+""":func:`student_quantile` looks ``stdtrit`` up in a table where the degrees of freedom are whole numbers that span
+no more than this many."""
+
+
+def student_quantile(df: np.ndarray, p: float) -> np.ndarray:
+    """``scipy.special.stdtrit(df, p)``, the same values, computed once per distinct ``df`` where the degrees
+    of freedom are a few whole numbers (the alternatives' are the points less the coefficients, or the
+    repetitions', 1–20 or so): ``stdtrit`` costs ~0.3 µs an element, 0.3 s per bound for every series of
+    ``bench/end_to_end.py``'s 100,000 (12 alternatives each), against a few ms for a look-up table."""
+    from scipy.special import stdtrit
+
+    df = np.asarray(df, dtype=float)
+    if df.size == 0:
+        return stdtrit(df, p)
+    low, high = float(df.min()), float(df.max())
+    if not (np.isfinite(low) and np.isfinite(high) and high - low <= DISTINCT_DF):
+        return stdtrit(df, p)
+    whole = df.astype(np.int64)
+    if not (whole == df).all():
+        return stdtrit(df, p)
+    table = stdtrit(np.arange(low, high + 1), p)
+    return table[whole - int(low)]
+
+
+def _mixture_quantile(components: _Components, weight: np.ndarray, p: float, iterations: int = 30) -> np.ndarray:
     """Per row, the ``p`` quantile of the mixture ``Σ_k weight·F_k`` (vectorised over rows; components of
     weight 0 take no part).
 
@@ -195,10 +218,9 @@ def _mixture_quantile(mean: np.ndarray, sd: np.ndarray, df: np.ndarray, weight: 
     that halves the stale end's value) closes that bracket in a few evaluations of the mixture's
     distribution function, the costly part, where bisection needs some twenty.
     """
-    count = len(mean)
+    count = len(weight)
     if count == 0:
         return np.zeros(0)
-    components = _Components(mean, sd, df)
     own = components.quantile(p)
     with np.errstate(all="ignore"):
         lo = np.where(weight > 0, own, np.inf).min(axis=1)
@@ -265,11 +287,19 @@ class Uncertainty:
 
     def __init__(self, build: Callable[[np.ndarray], AlternativeTable], count: int,
                  blocks: np.ndarray | None = None) -> None:
-        self._build = build
+        self._builder = build
         self._blocks = blocks
         self._kept: AlternativeTable | None = None
         self.built = np.zeros(count, dtype=bool)
         """Which series' alternatives are built so far."""
+
+    def _build(self, wanted: np.ndarray) -> AlternativeTable:
+        """The modeler's table of the series ``wanted``, built on one OpenBLAS thread (its many small products
+        leave a second thread spinning, CPU time spent on nothing: :mod:`pmkit.fitting.blasthreads`)."""
+        from pmkit.fitting.blasthreads import one_blas_thread
+
+        with one_blas_thread():
+            return self._builder(wanted)
 
     def _add(self, missing: np.ndarray) -> None:
         """Build the series of the mask ``missing`` and keep their rows (in the first table's shape)."""
