@@ -10,7 +10,8 @@ takes one Stern–Brocot step for every active series and slice and applies the 
 paper 000 §3.3 (rules stated in :mod:`pmkit.fitting.sternbrocot`). For the prediction intervals
 (:mod:`pmkit.fitting.alternatives`, :mod:`pmkit.intervals`): ``line_fits`` solves the relative line fits of
 every series and hypothesis from their weighted sums, ``repeated_hypotheses`` finds alternatives that repeat
-an earlier one, ``mixture_terms`` evaluates the mixture's distribution function — each equal to its numpy
+an earlier one, ``mixture_terms`` evaluates the mixture's distribution function, ``single_ratios`` weighs the
+one-parameter hypotheses and ``smallest`` picks the few kept per series — each equal to its numpy
 version to the last bit (numpy's summation order and scipy's own ``stdtr`` kept). All exist twice: a numba loop
 (``cache=True``, compiled on first use, numba imported lazily so ``pmkit --help`` stays light) and a
 numpy version that is the reference and the fallback. ``PMKIT_NO_NUMBA=1`` forces the numpy path.
@@ -1196,7 +1197,8 @@ def smallest(values: np.ndarray, count: int, *, use_numba: bool | None = None) -
     ``np.argsort(values, axis=1, kind="stable")[:, :count]`` without sorting the whole row (a row holds hundreds
     of hypotheses, a dozen are kept).  The numpy version partitions and sorts the few chosen (some fifteen passes
     over the rows × hypotheses array); the loop inserts each value into the row's sorted few, one pass.  Both
-    equal the stable argsort (``tests/test_intervals.py``)."""
+    equal the stable argsort (``tests/test_intervals.py``).  The one-parameter alternatives of 100,000 series
+    (``bench/interval_speed.py``'s stage, 32 calls of ~3,100 rows × 257): 0.45–0.63 s in numpy, cProfile."""
     values = np.asarray(values, dtype=float)
     rows, width = values.shape
     if count >= width or rows == 0:
@@ -1270,7 +1272,9 @@ def single_ratios(rss: np.ndarray, slope: np.ndarray, penalty: np.ndarray, posit
     ``price`` beyond the constant; the best criterion of each series (those and ``chosen_crit``, NaN ignored as
     ``np.fmin`` does) and each criterion's ratio to it, ``max(crit, best) / best`` (``best`` floored at 1e-300).
     The loop makes in one pass what the numpy version (the reference, equal to the last bit) makes in some fifteen
-    over the series × hypotheses arrays."""
+    over the series × hypotheses arrays.  With :func:`smallest`'s loop, ``bench/interval_speed.py``'s alternatives
+    stage on 100,000 one-parameter series went from 2.54–2.80 s to 2.09–2.52 s (CPU, one process each, on a
+    machine at load 3–4; bounds identical)."""
     rows, width = rss.shape
     ratio, best = np.empty((rows, width)), np.empty(rows)
     args = (rss, slope, penalty, positive, nonneg, cand_alpha, cand_beta, alpha, beta, two_term, constant,
