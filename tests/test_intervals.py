@@ -410,9 +410,10 @@ def test_line_fits_kernel_equals_numpy(points) -> None:
         np.testing.assert_array_equal(rss, slow[2])
 
 
-def test_smallest_equals_a_stable_argsort() -> None:
-    from pmkit.fitting.alternatives import smallest
-
+@pytest.mark.parametrize("use_numba", [True, False])
+def test_smallest_equals_a_stable_argsort(use_numba) -> None:
+    if use_numba and not kernels.numba_enabled():
+        pytest.skip("numba is not installed")
     rng = np.random.default_rng(2)
     values = rng.integers(0, 6, (500, 40)).astype(float)  # many ties
     values[::7, ::3] = np.inf
@@ -420,9 +421,64 @@ def test_smallest_equals_a_stable_argsort() -> None:
     values[5, 4] = np.nan
     values[9] = np.nan
     values[13, :30] = -np.inf
+    values[17, ::2] = np.nan  # NaN among numbers, sorted last
+    values[19, 3] = -0.0  # equal to 0.0
     for count in (0, 1, 6, 11, 39, 40, 45):
-        np.testing.assert_array_equal(smallest(values, count), np.argsort(values, axis=1, kind="stable")[:, :count])
-    assert smallest(values[:0], 3).shape == (0, 3)
+        np.testing.assert_array_equal(kernels.smallest(values, count, use_numba=use_numba),
+                                      np.argsort(values, axis=1, kind="stable")[:, :count])
+    assert kernels.smallest(values[:0], 3, use_numba=use_numba).shape == (0, 3)
+    spread = rng.normal(size=(300, 257))  # the alternatives' shape: few kept of many, no ties
+    np.testing.assert_array_equal(kernels.smallest(spread, 11, use_numba=use_numba),
+                                  np.argsort(spread, axis=1, kind="stable")[:, :11])
+
+
+def test_single_ratios_kernel_equals_numpy() -> None:
+    rng = np.random.default_rng(12)
+    rows, width = 300, 40
+    rss = np.exp(rng.normal(-6, 3, (rows, width)))
+    rss[::7, 3] = np.inf
+    rss[::11, 5] = np.nan
+    rss[::13, 0] = 0.0
+    rss[4] = np.inf  # no finite criterion
+    slope = rng.normal(size=(rows, width))
+    slope[::9, 6] = np.nan
+    penalty = np.exp(rng.normal(0, 1, width))
+    penalty[7] = np.inf
+    rss[::3, 7] = 0.0  # a NaN criterion: 0 · inf
+    positive = rng.random(width) < 0.7
+    nonneg = rng.random(rows) < 0.5
+    cand_alpha = rng.integers(0, 4, width) / 2.0
+    cand_beta = rng.integers(0, 2, width).astype(float)
+    alpha = rng.integers(0, 4, rows) / 2.0
+    beta = rng.integers(0, 2, rows).astype(float)
+    two_term = rng.random(rows) < 0.2
+    constant = rng.random(rows) < 0.1
+    chosen = np.exp(rng.normal(-6, 3, rows))
+    chosen[::5] = np.nan
+    chosen[4] = np.nan  # with no finite criterion: NaN ratios
+    chosen[::17] = 0.0  # floored at 1e-300
+    args = (rss, slope, penalty, positive, nonneg, cand_alpha, cand_beta, alpha, beta, two_term, constant, chosen,
+            4.0)
+    fast = kernels.single_ratios(*args, use_numba=True)
+    slow = kernels.single_ratios(*args, use_numba=False)
+    for a, b in zip(fast, slow, strict=True):
+        np.testing.assert_array_equal(a, b)
+    ratio, best = slow
+    assert np.isnan(ratio[4]).all() and np.isinf(ratio).any() and (ratio[np.isfinite(ratio)] >= 1).all()
+    assert np.isnan(best).any() and (best[~np.isnan(best)] >= 0).all()
+
+
+def test_student_quantiles_looked_up_equal_scipys() -> None:
+    from scipy.special import stdtrit
+
+    from pmkit.intervals import student_quantile
+
+    rng = np.random.default_rng(13)
+    whole = rng.integers(1, 30, (200, 12)).astype(float)
+    for df in (whole, whole + 0.5, np.where(whole > 20, 1e6, whole), np.full((3, 2), np.nan), np.ones((0, 4)),
+               np.where(whole > 25, np.inf, whole)):
+        for p in (0.05, 0.95):
+            np.testing.assert_array_equal(student_quantile(df, p), stdtrit(df, p))
 
 
 def test_repeated_hypotheses_kernel_equals_numpy() -> None:

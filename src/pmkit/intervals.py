@@ -102,15 +102,18 @@ class AlternativeTable:
         return AlternativeTable(self.parameters, self.alpha[index], self.beta[index], self.coef[index],
                                 self.cov[index], self.df[index], self.weight[index])
 
-    def put(self, rows: np.ndarray, other: AlternativeTable) -> None:
+    def put(self, rows: np.ndarray, other: AlternativeTable, *, empty: bool = False) -> None:
         """Copy ``other`` (one row per entry of ``rows``, no more alternatives or terms than this table) into
-        rows ``rows``."""
+        rows ``rows``; ``empty``: those rows are still as :meth:`empty` left them, so the places ``other`` does
+        not fill need no clearing (the multi-parameter builds put ~4,400 groups into a fresh table: clearing
+        was 1.2 s of ``pmkit show --json`` on 100,000 two-parameter series, cProfile)."""
         k, t = other.weight.shape[1], other.coef.shape[2] - 1
-        self.alpha[rows] = 0.0
-        self.beta[rows] = 0.0
-        self.coef[rows] = 0.0
-        self.cov[rows] = 0.0
-        self.weight[rows] = 0.0
+        if not empty:
+            self.alpha[rows] = 0.0
+            self.beta[rows] = 0.0
+            self.coef[rows] = 0.0
+            self.cov[rows] = 0.0
+            self.weight[rows] = 0.0
         self.alpha[rows, :k, :t] = other.alpha
         self.beta[rows, :k, :t] = other.beta
         self.coef[rows, :k, : t + 1] = other.coef
@@ -155,8 +158,9 @@ class AlternativeTable:
         has = total > 0
         weight = weight / np.where(has, total, 1.0)[:, None]
         tail = (1 - level) / 2
-        low = _mixture_quantile(mean, sd, self.df, weight, tail)
-        high = _mixture_quantile(mean, sd, self.df, weight, 1 - tail)
+        components = _Components(mean, sd, self.df)
+        low = _mixture_quantile(components, weight, tail)
+        high = _mixture_quantile(components, weight, 1 - tail)
         low = np.where(has, np.fmin(low, value), np.nan)
         high = np.where(has, np.fmax(high, value), np.nan)
         return value, low, high
@@ -165,7 +169,7 @@ class AlternativeTable:
 class _Components:
     """Each hypothesis's predictive distribution at one point: Student t on log(value) where its mean is
     positive (relative noise), on the value where it is not; what the mixture's quantiles need, computed
-    once."""
+    once for both bounds."""
 
     def __init__(self, mean: np.ndarray, sd: np.ndarray, df: np.ndarray) -> None:
         with np.errstate(all="ignore"):
@@ -179,15 +183,37 @@ class _Components:
     def quantile(self, p: float) -> np.ndarray:
         """Each hypothesis's own ``p`` quantile (a mixture's ``p`` quantile lies between the smallest and the
         largest of them)."""
-        from scipy.special import stdtrit
-
         with np.errstate(all="ignore"):
-            at = self.center + stdtrit(self.df, p) * self.spread
+            at = self.center + student_quantile(self.df, p) * self.spread
             return np.where(self.positive, np.exp(at), at)
 
 
-def _mixture_quantile(mean: np.ndarray, sd: np.ndarray, df: np.ndarray, weight: np.ndarray,
-                      p: float, iterations: int = 30) -> np.ndarray:
+DISTINCT_DF = 1_000
+""":func:`student_quantile` looks ``stdtrit`` up in a table where the degrees of freedom are whole numbers that span
+no more than this many."""
+
+
+def student_quantile(df: np.ndarray, p: float) -> np.ndarray:
+    """``scipy.special.stdtrit(df, p)``, the same values, computed once per distinct ``df`` where the degrees
+    of freedom are a few whole numbers (the alternatives' are the points less the coefficients, or the
+    repetitions', 1–20 or so): ``stdtrit`` costs ~0.3 µs an element, 0.3 s per bound for every series of
+    ``bench/end_to_end.py``'s 100,000 (12 alternatives each), against a few ms for a look-up table."""
+    from scipy.special import stdtrit
+
+    df = np.asarray(df, dtype=float)
+    if df.size == 0:
+        return stdtrit(df, p)
+    low, high = float(df.min()), float(df.max())
+    if not (np.isfinite(low) and np.isfinite(high) and high - low <= DISTINCT_DF):
+        return stdtrit(df, p)
+    whole = df.astype(np.int64)
+    if not (whole == df).all():
+        return stdtrit(df, p)
+    table = stdtrit(np.arange(low, high + 1), p)
+    return table[whole - int(low)]
+
+
+def _mixture_quantile(components: _Components, weight: np.ndarray, p: float, iterations: int = 30) -> np.ndarray:
     """Per row, the ``p`` quantile of the mixture ``Σ_k weight·F_k`` (vectorised over rows; components of
     weight 0 take no part).
 
@@ -195,10 +221,9 @@ def _mixture_quantile(mean: np.ndarray, sd: np.ndarray, df: np.ndarray, weight: 
     that halves the stale end's value) closes that bracket in a few evaluations of the mixture's
     distribution function, the costly part, where bisection needs some twenty.
     """
-    count = len(mean)
+    count = len(weight)
     if count == 0:
         return np.zeros(0)
-    components = _Components(mean, sd, df)
     own = components.quantile(p)
     with np.errstate(all="ignore"):
         lo = np.where(weight > 0, own, np.inf).min(axis=1)
@@ -265,11 +290,19 @@ class Uncertainty:
 
     def __init__(self, build: Callable[[np.ndarray], AlternativeTable], count: int,
                  blocks: np.ndarray | None = None) -> None:
-        self._build = build
+        self._builder = build
         self._blocks = blocks
         self._kept: AlternativeTable | None = None
         self.built = np.zeros(count, dtype=bool)
         """Which series' alternatives are built so far."""
+
+    def _build(self, wanted: np.ndarray) -> AlternativeTable:
+        """The modeler's table of the series ``wanted``, built on one OpenBLAS thread (its many small products
+        leave a second thread spinning, CPU time spent on nothing: :mod:`pmkit.fitting.blasthreads`)."""
+        from pmkit.fitting.blasthreads import one_blas_thread
+
+        with one_blas_thread():
+            return self._builder(wanted)
 
     def _add(self, missing: np.ndarray) -> None:
         """Build the series of the mask ``missing`` and keep their rows (in the first table's shape)."""
@@ -278,8 +311,8 @@ class Uncertainty:
             every = self.built | missing
             merged = self._empty(int(every.sum()))
             place = np.cumsum(every) - 1
-            merged.put(place[self.built], self._kept)
-            merged.put(place[missing], found)
+            merged.put(place[self.built], self._kept, empty=True)
+            merged.put(place[missing], found, empty=True)
             found = merged
         self._kept = found
         self.built |= missing
@@ -301,7 +334,7 @@ class Uncertainty:
                 return kept if place.size == len(kept) else kept.rows(slice(int(place[0]), int(place[-1]) + 1))
             return kept.rows(place)
         out = self._empty(rows.size)
-        out.put(np.flatnonzero(built), kept.rows(place[built]))
+        out.put(np.flatnonzero(built), kept.rows(place[built]), empty=True)
         return out
 
     def _ensure(self, wanted: np.ndarray) -> None:

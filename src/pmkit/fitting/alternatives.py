@@ -246,7 +246,7 @@ from functools import lru_cache
 import numpy as np
 
 from pmkit.fitting.distinct import distinct
-from pmkit.fitting.kernels import relative_weights, repeated_hypotheses
+from pmkit.fitting.kernels import relative_weights, repeated_hypotheses, single_ratios, smallest
 from pmkit.fitting.leastsquares import RelativeFits, relative_line_fits
 from pmkit.fitting.refinement import (
     FALLING_SLICE,
@@ -408,7 +408,7 @@ def _single_chunk(Y: np.ndarray, fits: SingleFits, terms: tuple[np.ndarray, np.n
     largest = np.where(largest > 0, largest, 1.0)
     Ys = Y / largest
     w = relative_weights(Ys)
-    cand, crit = candidate_criteria(Y, cands)
+    cand = relative_line_fits(Ys, w, cands.basis)  # candidate_criteria's fits (the same Ys and weights)
     cand_alpha, cand_beta = cands.alpha, cands.beta
     # the chosen law, refitted the same way (up to three columns), is alternative 0
     first, second = terms[0][rows], terms[1][rows]
@@ -422,15 +422,14 @@ def _single_chunk(Y: np.ndarray, fits: SingleFits, terms: tuple[np.ndarray, np.n
     columns = 1 + (~fits.constant[rows]).astype(int) + fits.two_term[rows].astype(int)
     chosen_level = _chosen_level(fits, rows, settings)
     chosen_crit = chosen_rss * _penalty(chosen_level, settings.acceptance) * COEFFICIENT_PRICE ** (columns - 1)
-    same = (cand_alpha[None, :] == _float_exponent(fits.alpha[rows])[:, None]) & (
-        cand_beta[None, :] == _float_exponent(fits.beta[rows])[:, None]) & ~fits.two_term[rows, None]
-    same[:, 0] = fits.constant[rows]
-    crit = np.where(same, np.inf, crit)
-    crit[:, 1:] *= COEFFICIENT_PRICE
-    best = np.fmin(crit.min(axis=1), chosen_crit)
+    # candidate_criteria's criteria, the chosen law's own hypothesis left out, each over the best (one kernel)
+    ratio, best = single_ratios(cand.rss, cand.coef[:, :, 1], cands.penalty, cands.positive, (Y >= 0).all(axis=1),
+                                cand_alpha, cand_beta, _float_exponent(fits.alpha[rows]),
+                                _float_exponent(fits.beta[rows]), fits.two_term[rows], fits.constant[rows],
+                                chosen_crit, COEFFICIENT_PRICE)
     floor = np.maximum(best, 1e-300)
     with np.errstate(all="ignore"):
-        log_w = -temperature * np.log(np.maximum(crit, floor[:, None]) / floor[:, None])
+        log_w = -temperature * np.log(ratio)
         log_w0 = -temperature * np.log(np.maximum(chosen_crit, floor) / floor)
     order = smallest(-log_w, keep - 1)
     take = np.take_along_axis(log_w, order, axis=1)
@@ -851,28 +850,3 @@ def _grid_layout_of(points: bytes, width: int) -> tuple[float, int]:
     full = float(np.prod([len(np.unique(grid[:, p])) for p in range(width)]))
     distinct = len(np.unique(grid, axis=0))
     return distinct / full, distinct
-
-
-def smallest(values: np.ndarray, count: int) -> np.ndarray:
-    """Per row, the indices of the ``count`` smallest values in order, ties in index order:
-    ``np.argsort(values, axis=1, kind="stable")[:, :count]``, without sorting the whole row (a row holds
-    hundreds of hypotheses, a dozen are kept); rows with NaN are sorted whole."""
-    rows, width = values.shape
-    if count >= width or rows == 0:
-        return np.argsort(values, axis=1, kind="stable")[:, :count]
-    if count <= 0:
-        return np.zeros((rows, 0), dtype=np.int64)
-    bound = np.partition(values, count - 1, axis=1)[:, count - 1 : count]
-    below = values < bound
-    tied = values == bound
-    # the ties at the bound taken in index order, as many as the places left
-    chosen = below | (tied & (np.cumsum(tied, axis=1) <= count - below.sum(axis=1, keepdims=True)))
-    clean = chosen.sum(axis=1) == count  # False where NaN (no bound or unordered)
-    order = np.empty((rows, count), dtype=np.int64)
-    if clean.any():
-        index = np.nonzero(chosen[clean])[1].reshape(-1, count)
-        picked = np.take_along_axis(values[clean], index, axis=1)
-        order[clean] = np.take_along_axis(index, np.argsort(picked, axis=1, kind="stable"), axis=1)
-    if not clean.all():
-        order[~clean] = np.argsort(values[~clean], axis=1, kind="stable")[:, :count]
-    return order

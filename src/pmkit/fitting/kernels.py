@@ -10,7 +10,8 @@ takes one Stern–Brocot step for every active series and slice and applies the 
 paper 000 §3.3 (rules stated in :mod:`pmkit.fitting.sternbrocot`). For the prediction intervals
 (:mod:`pmkit.fitting.alternatives`, :mod:`pmkit.intervals`): ``line_fits`` solves the relative line fits of
 every series and hypothesis from their weighted sums, ``repeated_hypotheses`` finds alternatives that repeat
-an earlier one, ``mixture_terms`` evaluates the mixture's distribution function — each equal to its numpy
+an earlier one, ``mixture_terms`` evaluates the mixture's distribution function, ``single_ratios`` weighs the
+one-parameter hypotheses and ``smallest`` picks the few kept per series — each equal to its numpy
 version to the last bit (numpy's summation order and scipy's own ``stdtr`` kept). All exist twice: a numba loop
 (``cache=True``, compiled on first use, numba imported lazily so ``pmkit --help`` stays light) and a
 numpy version that is the reference and the fallback. ``PMKIT_NO_NUMBA=1`` forces the numpy path.
@@ -1141,3 +1142,145 @@ def contributions(Y: np.ndarray, coefficients: np.ndarray, designs: np.ndarray, 
     else:
         run_rows(_contributions_numpy, len(Y), args, (True, True, False, True, False, True))
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# smallest and single_ratios: which of a series' start-table hypotheses become its alternatives
+# (pmkit.fitting.alternatives: the one-parameter alternatives weigh ~257 hypotheses per series and keep 11)
+
+
+def _smallest_loop(values, order):
+    rows, width = values.shape
+    count = order.shape[1]
+    kept = np.empty(count)
+    for s in range(rows):
+        n = 0
+        for j in range(width):
+            v = values[s, j]
+            if n == count:
+                last = kept[count - 1]
+                if not (v < last or (last != last and v == v)):  # NaN last, ties in index order
+                    continue
+                i = count - 1
+            else:
+                i = n
+                n += 1
+            while i > 0:
+                before = kept[i - 1]
+                if not (v < before or (before != before and v == v)):
+                    break
+                kept[i] = before
+                order[s, i] = order[s, i - 1]
+                i -= 1
+            kept[i] = v
+            order[s, i] = j
+
+
+def _smallest_numpy(values, order):
+    count = order.shape[1]
+    bound = np.partition(values, count - 1, axis=1)[:, count - 1 : count]
+    below = values < bound
+    tied = values == bound
+    # the ties at the bound taken in index order, as many as the places left
+    chosen = below | (tied & (np.cumsum(tied, axis=1) <= count - below.sum(axis=1, keepdims=True)))
+    clean = chosen.sum(axis=1) == count  # False where NaN (no bound or unordered)
+    if clean.any():
+        index = np.nonzero(chosen[clean])[1].reshape(-1, count)
+        picked = np.take_along_axis(values[clean], index, axis=1)
+        order[clean] = np.take_along_axis(index, np.argsort(picked, axis=1, kind="stable"), axis=1)
+    if not clean.all():
+        order[~clean] = np.argsort(values[~clean], axis=1, kind="stable")[:, :count]
+
+
+def smallest(values: np.ndarray, count: int, *, use_numba: bool | None = None) -> np.ndarray:
+    """Per row, the indices of the ``count`` smallest values in order, ties in index order, NaN last:
+    ``np.argsort(values, axis=1, kind="stable")[:, :count]`` without sorting the whole row (a row holds hundreds
+    of hypotheses, a dozen are kept).  The numpy version partitions and sorts the few chosen (some fifteen passes
+    over the rows × hypotheses array); the loop inserts each value into the row's sorted few, one pass.  Both
+    equal the stable argsort (``tests/test_intervals.py``).  The one-parameter alternatives of 100,000 series
+    (``bench/interval_speed.py``'s stage, 32 calls of ~3,100 rows × 257): 0.45–0.63 s in numpy, cProfile."""
+    values = np.asarray(values, dtype=float)
+    rows, width = values.shape
+    if count >= width or rows == 0:
+        return np.argsort(values, axis=1, kind="stable")[:, :count]
+    if count <= 0:
+        return np.zeros((rows, 0), dtype=np.int64)
+    order = np.empty((rows, count), dtype=np.int64)
+    if numba_enabled() if use_numba is None else use_numba:
+        _jit("smallest", _smallest_loop)(values, order)
+    else:
+        _smallest_numpy(values, order)
+    return order
+
+
+def _single_ratios_loop(rss, slope, penalty, positive, nonneg, cand_alpha, cand_beta, alpha, beta, two_term,
+                        constant, chosen_crit, price, ratio, best):
+    rows, width = rss.shape
+    for s in range(rows):
+        low = np.inf
+        nan = False
+        for h in range(width):
+            r = rss[s, h]
+            ok = h == 0 or not (positive[h] or nonneg[s]) or slope[s, h] > 0
+            crit = r * penalty[h] if ok and np.isfinite(r) else np.inf
+            same = constant[s] if h == 0 else (cand_alpha[h] == alpha[s] and cand_beta[h] == beta[s]
+                                                and not two_term[s])
+            if same:
+                crit = np.inf
+            if h > 0:
+                crit *= price
+            ratio[s, h] = crit
+            if crit != crit:
+                nan = True
+            elif crit < low:
+                low = crit
+        if nan:
+            low = np.nan
+        chosen = chosen_crit[s]
+        b = chosen if low != low else (low if chosen != chosen or low <= chosen else chosen)
+        best[s] = b
+        floor = b if b != b or b >= 1e-300 else 1e-300
+        for h in range(width):
+            crit = ratio[s, h]
+            ratio[s, h] = (np.nan if crit != crit or floor != floor else max(crit, floor)) / floor
+
+
+def _single_ratios_numpy(rss, slope, penalty, positive, nonneg, cand_alpha, cand_beta, alpha, beta, two_term,
+                         constant, chosen_crit, price, ratio, best):
+    with np.errstate(all="ignore"):
+        sign_ok = np.where(positive[None, :] | nonneg[:, None], slope > 0, True)
+        sign_ok[:, 0] = True
+        crit = np.where(sign_ok & np.isfinite(rss), rss * penalty[None, :], np.inf)
+        same = (cand_alpha[None, :] == alpha[:, None]) & (cand_beta[None, :] == beta[:, None]) & ~two_term[:, None]
+        same[:, 0] = constant
+        crit = np.where(same, np.inf, crit)
+        crit[:, 1:] *= price
+        best[:] = np.fmin(crit.min(axis=1), chosen_crit)
+        floor = np.maximum(best, 1e-300)
+        ratio[:] = np.maximum(crit, floor[:, None]) / floor[:, None]
+
+
+def single_ratios(rss: np.ndarray, slope: np.ndarray, penalty: np.ndarray, positive: np.ndarray, nonneg: np.ndarray,
+                  cand_alpha: np.ndarray, cand_beta: np.ndarray, alpha: np.ndarray, beta: np.ndarray,
+                  two_term: np.ndarray, constant: np.ndarray, chosen_crit: np.ndarray, price: float, *,
+                  use_numba: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The one-parameter alternatives' weighing before its logarithm: per series (rows of ``rss``, the relative
+    RSS of its fit to each start-table hypothesis, ``slope`` their ``c1``) and hypothesis, the criterion ``rss ·
+    penalty`` — inf where the fit breaks the search's sign rules (``c1 > 0`` where the hypothesis is ``positive``
+    or the series' values ``nonneg``; never for hypothesis 0, the constant), where the hypothesis is the series'
+    chosen law (exponents ``alpha``, ``beta``, unless ``two_term``; the constant where ``constant``), and times
+    ``price`` beyond the constant; the best criterion of each series (those and ``chosen_crit``, NaN ignored as
+    ``np.fmin`` does) and each criterion's ratio to it, ``max(crit, best) / best`` (``best`` floored at 1e-300).
+    The loop makes in one pass what the numpy version (the reference, equal to the last bit) makes in some fifteen
+    over the series × hypotheses arrays.  With :func:`smallest`'s loop, ``bench/interval_speed.py``'s alternatives
+    stage on 100,000 one-parameter series went from 2.54–2.80 s to 2.09–2.52 s (CPU, one process each, on a
+    machine at load 3–4; bounds identical)."""
+    rows, width = rss.shape
+    ratio, best = np.empty((rows, width)), np.empty(rows)
+    args = (rss, slope, penalty, positive, nonneg, cand_alpha, cand_beta, alpha, beta, two_term, constant,
+            chosen_crit, float(price), ratio, best)
+    if numba_enabled() if use_numba is None else use_numba:
+        _jit("single_ratios", _single_ratios_loop)(*args)
+    else:
+        _single_ratios_numpy(*args)
+    return ratio, best

@@ -667,7 +667,7 @@ def _alternatives(batch: SeriesBatch, data: SeriesData, results: _Results,
         found = multi_alternatives(batch.parameters, batch.points[cols], Y, alpha, beta,
                                    coefficients, substitutes, structures, additions,
                                    repetition_noise(batch.values[rows]))
-        table.put(np.searchsorted(index, rows), found)
+        table.put(np.searchsorted(index, rows), found, empty=True)  # each row is put once
     return table
 
 

@@ -96,7 +96,7 @@ def _model_single(batch: SeriesBatch, options: dict[str, Any], modeler: str) -> 
         from pmkit.fitting.alternatives import KEEP, repetition_noise, single_alternatives
 
         index = np.flatnonzero(wanted)  # the table's rows: these series, in order
-        table = AlternativeTable.empty((parameter,), index.size, KEEP, 2)
+        pieces = []
         for group in groups:
             rows = group.rows[wanted[group.rows]]
             if group.columns.size == 0 or rows.size == 0:
@@ -116,7 +116,14 @@ def _model_single(batch: SeriesBatch, options: dict[str, Any], modeler: str) -> 
                 keep = x[group.columns] >= start
                 found = single_alternatives(parameter, x[group.columns][keep], values[np.ix_(part, keep)],
                                             own.subset(part), settings, (rep_var[part], rep_dof[part]))
-                table.put(np.searchsorted(index, rows[part]), found)
+                pieces.append((np.searchsorted(index, rows[part]), found))
+        if len(pieces) == 1 and np.array_equal(pieces[0][0], np.arange(index.size)):
+            # one piece holds every row, in order (series that share their points, no change point): it is
+            # the table; copying it into an empty one cost 0.27 s and a second table's memory on 100,000 series
+            return pieces[0][1]
+        table = AlternativeTable.empty((parameter,), index.size, KEEP, 2)
+        for place, found in pieces:
+            table.put(place, found, empty=True)  # each row is put once
         return table
 
     # a group's series are refitted together (one batched solve): a build's blocks are the groups
