@@ -246,7 +246,13 @@ from functools import lru_cache
 import numpy as np
 
 from pmkit.fitting.distinct import distinct
-from pmkit.fitting.kernels import relative_weights, repeated_hypotheses, single_ratios, smallest
+from pmkit.fitting.kernels import (
+    relative_weights,
+    repeated_hypotheses,
+    sign_criteria,
+    single_ratios,
+    smallest,
+)
 from pmkit.fitting.leastsquares import RelativeFits, relative_line_fits
 from pmkit.fitting.refinement import (
     FALLING_SLICE,
@@ -349,10 +355,7 @@ def candidate_criteria(Y: np.ndarray, cands: Candidates, *, covariance: bool = T
     largest = np.abs(Y).max(axis=1, keepdims=True)
     Ys = Y / np.where(largest > 0, largest, 1.0)
     fits = relative_line_fits(Ys, relative_weights(Ys), cands.basis, covariance=covariance)
-    nonneg = (Y >= 0).all(axis=1)
-    sign_ok = np.where(cands.positive[None, :] | nonneg[:, None], fits.coef[:, :, 1] > 0, True)
-    sign_ok[:, 0] = True
-    crit = np.where(sign_ok & np.isfinite(fits.rss), fits.rss * cands.penalty[None, :], np.inf)
+    crit = sign_criteria(fits.rss, fits.coef[:, :, 1], cands.penalty, cands.positive, (Y >= 0).all(axis=1))
     return fits, crit
 
 

@@ -1245,12 +1245,21 @@ def _single_ratios_loop(rss, slope, penalty, positive, nonneg, cand_alpha, cand_
             ratio[s, h] = (np.nan if crit != crit or floor != floor else max(crit, floor)) / floor
 
 
+def sign_criteria(rss: np.ndarray, slope: np.ndarray, penalty: np.ndarray, positive: np.ndarray,
+                  nonneg: np.ndarray) -> np.ndarray:
+    """Per series and start-table hypothesis, the penalised criterion ``rss · penalty``, inf where the fit breaks the
+    search's sign rules (``slope`` ≤ 0 where the hypothesis is ``positive`` or the series ``nonneg``; never for
+    hypothesis 0, the constant) or ``rss`` is not finite: what :func:`single_ratios` weighs, and
+    :func:`pmkit.fitting.alternatives.candidate_criteria` ranks by."""
+    sign_ok = np.where(positive[None, :] | nonneg[:, None], slope > 0, True)
+    sign_ok[:, 0] = True
+    return np.where(sign_ok & np.isfinite(rss), rss * penalty[None, :], np.inf)
+
+
 def _single_ratios_numpy(rss, slope, penalty, positive, nonneg, cand_alpha, cand_beta, alpha, beta, two_term,
                          constant, chosen_crit, price, ratio, best):
     with np.errstate(all="ignore"):
-        sign_ok = np.where(positive[None, :] | nonneg[:, None], slope > 0, True)
-        sign_ok[:, 0] = True
-        crit = np.where(sign_ok & np.isfinite(rss), rss * penalty[None, :], np.inf)
+        crit = sign_criteria(rss, slope, penalty, positive, nonneg)
         same = (cand_alpha[None, :] == alpha[:, None]) & (cand_beta[None, :] == beta[:, None]) & ~two_term[:, None]
         same[:, 0] = constant
         crit = np.where(same, np.inf, crit)
