@@ -296,6 +296,14 @@ class Uncertainty:
         self.built = np.zeros(count, dtype=bool)
         """Which series' alternatives are built so far."""
 
+    def keep(self, table: AlternativeTable) -> None:
+        """Keep ``table`` (one row per series, in order) as every series' alternatives: a modeler that built them
+        all already (the ``hedge`` option chooses among them) is not asked again."""
+        if len(table) != len(self.built):
+            raise ValueError(f"a table of {len(table)} rows for {len(self.built)} series")
+        self._kept = table
+        self.built[:] = True
+
     def _build(self, wanted: np.ndarray) -> AlternativeTable:
         """The modeler's table of the series ``wanted``, built on one OpenBLAS thread (its many small products
         leave a second thread spinning, CPU time spent on nothing: :mod:`pmkit.fitting.blasthreads`)."""

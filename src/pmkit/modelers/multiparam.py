@@ -600,12 +600,6 @@ def _model_multiparameter(batch: SeriesBatch, options: dict[str, Any], modeler: 
     group_notes = np.append(codes_of([g.notes for g in results.groups]), -1)[results.group_of]
     notes = intern_notes([*data.note_keys(), constraint_id, group_notes], notes_of)
     segments = changes.entries(parameters, results)
-    columns = multiparam_columns(batch, results, data.points_present, notes, modeler, options)
-    for i, (pieces, _) in segments.items():  # quality over both segments' points
-        q = combined_quality(pieces, *(int(v) for v in changes.sizes[i]), float(changes.tss[i]),
-                             2 + sum(len(piece.function.terms) for piece in pieces))
-        columns.quality[i] = [q.rss, q.smape, q.adjusted_r2, np.nan if q.cv_smape is None else q.cv_smape]
-    columns.segments = segments
 
     @functools.cache
     def shape() -> tuple[int, int]:  # the table's width, found at the first build (a build's cost else)
@@ -615,21 +609,89 @@ def _model_multiparameter(batch: SeriesBatch, options: dict[str, Any], modeler: 
         return _alternatives(batch, data, results, contexts, settings, wanted, shape())
 
     # a group's series are refitted together (one batched solve): a build's blocks are the groups
-    columns.uncertainty = Uncertainty(alternatives, len(batch), blocks=results.group_of)
+    uncertainty = Uncertainty(alternatives, len(batch), blocks=results.group_of)
+    hedged = _hedged(batch, data, results, contexts, segments, uncertainty) if options.get("hedge") else None
+    columns = multiparam_columns(batch, results, data.points_present, notes, modeler, options, hedged)
+    for i, (pieces, _) in segments.items():  # quality over both segments' points
+        q = combined_quality(pieces, *(int(v) for v in changes.sizes[i]), float(changes.tss[i]),
+                             2 + sum(len(piece.function.terms) for piece in pieces))
+        columns.quality[i] = [q.rss, q.smape, q.adjusted_r2, np.nan if q.cv_smape is None else q.cv_smape]
+    columns.segments = segments
+    columns.uncertainty = uncertainty
     return ModelSet(parameters, columns=columns)
 
 
+@dataclass
+class _Hedged:
+    """The series whose chosen law the ``hedge`` option replaced (:mod:`pmkit.fitting.hedging`): which, every
+    series' alternatives with the law taken first, and the replaced series' quality."""
+
+    rows: np.ndarray
+    table: AlternativeTable
+    quality: np.ndarray
+
+
+def _hedged(batch: SeriesBatch, data: SeriesData, results: _Results,
+            contexts: list[tuple[np.ndarray, list[Line | None]]], segments: dict, uncertainty: Uncertainty
+            ) -> _Hedged:
+    """Every series' alternatives built, the hedge chosen among them on the points its search saw (series split
+    at a change point keep their segments), put first in the table and kept by ``uncertainty``."""
+    from pmkit.fitting.hedging import hedge_choices, put_first
+
+    count = len(batch)
+    table = uncertainty.table()
+    choice = np.zeros(count, dtype=np.int64)
+    has = results.group_of >= 0
+    context = np.full(count, -1, dtype=np.int64)
+    context[has] = np.asarray(results.context_of, dtype=np.int64)[results.group_of[has]]
+    context[list(segments)] = -1
+    for c in np.unique(context[context >= 0]).tolist():
+        rows = np.flatnonzero(context == c)
+        cols = contexts[c][0]
+        choice[rows] = hedge_choices(table.rows(rows), batch.points[cols], data.values[np.ix_(rows, cols)])
+    put_first(table, choice)
+    uncertainty.keep(table)
+    rows = np.flatnonzero(choice)
+    quality = np.full((rows.size, 4), np.nan)
+    for j, i in enumerate(rows.tolist()):
+        cols = contexts[int(context[i])][0]
+        quality[j] = _law_quality(table.rows(np.array([i])), batch.points[cols], data.values[i, cols])
+    return _Hedged(rows, table, quality)
+
+
+def _law_quality(table: AlternativeTable, points: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """RSS, SMAPE, adjusted R² and leave-one-out SMAPE of a one-row ``table``'s first law on ``points``: the first
+    three of the law as the table holds it, the last of the law refitted by least squares (as the search ranks)."""
+    design = np.stack([table.basis(p)[0, 0] for p in points])
+    used = np.flatnonzero(np.concatenate([[True], table.coef[0, 0, 1:] != 0]))
+    predicted = design @ table.coef[0, 0]
+    fit = fit_design(y[None, :], design[:, used])
+    rss = float(((y - predicted) ** 2).sum())
+    tss = float(((y - y.mean()) ** 2).sum())
+    n = len(y)
+    r2 = adjusted_r2(np.array([rss]), np.array([tss]), n, used.size)
+    loo = float(fit.loo_smape[0]) if n > used.size else np.nan
+    return np.array([rss, float(smape(y, predicted)), float(r2[0]), loo])
+
+
 def multiparam_columns(batch: SeriesBatch, results: _Results, present: np.ndarray, notes: tuple[np.ndarray, list],
-                       modeler: str, options: dict[str, Any]) -> ModelColumns:
+                       modeler: str, options: dict[str, Any], hedged: _Hedged | None = None) -> ModelColumns:
     """The search results as model columns: per group of series its combination's terms, with each
-    series' coefficients; no function for series no group holds."""
+    series' coefficients; no function for series no group holds.  ``hedged``: those series' laws are the
+    table's first instead (:func:`_hedged`)."""
     count = len(batch)
     has = results.group_of >= 0
     c0 = np.full(count, np.nan)
     terms = Terms(count, len(batch.parameters))
+    replaced = np.zeros(count, dtype=bool)
+    quality = np.where(has[:, None], results.quality, np.nan)
+    if hedged is not None:
+        replaced[hedged.rows] = True
+        quality[hedged.rows] = hedged.quality
+        _table_terms(hedged.table, hedged.rows, batch.parameters, c0, terms)
     for g, group in enumerate(results.groups):
         rows = results.rows[g]
-        held = results.group_of[rows] == g
+        held = (results.group_of[rows] == g) & ~replaced[rows]
         rows, coefficients = rows[held], group.coefficients[held]
         c0[rows] = coefficients[:, 0]
         for k, factors in enumerate(group.term_factors()):
@@ -637,9 +699,26 @@ def multiparam_columns(batch: SeriesBatch, results: _Results, present: np.ndarra
     term_start, coefficient, exponent, log_exponent = terms.build()
     return ModelColumns(batch.parameters, batch.callpaths, batch.metrics, has_function=has, c0=c0,
                         term_start=term_start, coefficient=coefficient, exponent=exponent,
-                        log_exponent=log_exponent, quality=np.where(has[:, None], results.quality, np.nan),
+                        log_exponent=log_exponent, quality=quality,
                         points=np.where(has, present, 0), note_group=notes[0], note_groups=notes[1],
                         modeler=modeler, options=options)
+
+
+def _table_terms(table: AlternativeTable, rows: np.ndarray, parameters: tuple[str, ...], c0: np.ndarray,
+                 terms: Terms) -> None:
+    """The first law of ``table``'s rows ``rows`` as those series' constant and terms (its non-zero ones); the
+    table's float exponents read back as the fractions they were made from."""
+    for i in rows.tolist():
+        c0[i] = table.coef[i, 0, 0]
+        for k in np.flatnonzero(table.coef[i, 0, 1:]).tolist():
+            factors = [Factor(parameters[p], _exact(table.alpha[i, 0, k, p]), _exact(table.beta[i, 0, k, p]))
+                       for p in range(len(parameters)) if table.alpha[i, 0, k, p] or table.beta[i, 0, k, p]]
+            terms.add_factors(np.array([i]), np.array([table.coef[i, 0, k + 1]]), factors, parameters)
+
+
+def _exact(value: float) -> Fraction:
+    """An exponent the alternatives hold as a float, as the fraction it was made from (denominators ≤ 60)."""
+    return Fraction(float(value)).limit_denominator(60)
 
 
 def _table_shape(batch: SeriesBatch, results: _Results, contexts: list[tuple[np.ndarray, list[Line | None]]]
