@@ -152,6 +152,7 @@ def test_plot_usage_and_a_missing_matplotlib(studies, pmkit_cli, tmp_path, monke
     assert missing.returncode == 2
     assert missing.stderr.strip().splitlines() == [
         "error: plotting needs matplotlib, which is not installed: pip install 'pmkit-hpc[plot]'"]
+    assert missing.stdout == "", "said before the work starts, not after the whole view"
     assert not (tmp_path / "x.png").exists()
 
 

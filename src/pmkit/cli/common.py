@@ -126,11 +126,12 @@ def check_view_arguments(args: argparse.Namespace) -> None:
     if args.top < 1:
         raise UsageError("--top must be at least 1")
     if args.plot is not None:
-        from pmkit.ui.figure import figure_format
+        from pmkit.ui.figure import figure_format, require_matplotlib
 
         if not args.callpath:
             raise UsageError("--plot draws one call path: give --callpath too")
         figure_format(args.plot)
+        require_matplotlib()
         check_out(args.plot, args.paths)
         if args.out is not None and (args.out == args.plot or _same_file(args.out, args.plot)):
             raise UsageError("--plot and --out name the same file")
