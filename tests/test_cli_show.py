@@ -378,6 +378,10 @@ def test_help_explains_the_options_and_the_columns(pmkit_cli):
                    "share then — its part of the predicted total", "× — predicted ÷ fitted",
                    "the tree gives up the model column first"):
         assert column in legend
+    # each growth text once, quoted: "falls as 1/p, flattens at 2.0 s, falls as 1/p, grows again ..." read as a list
+    for words in ("'falls as 1/p'", "'flattens at 2.0 s'", "'falls as 1/p, grows again beyond p ≈ 900' (before its "
+                  "turning point)", "'grows again beyond p ≈ 900' (past it)", "'negative beyond p ≈ 34'"):
+        assert legend.count(words) == 1, words
 
 
 def test_counts_render_without_a_unit(tmp_path, pmkit_cli):
