@@ -248,7 +248,9 @@ class CallTreeView:
         models = [c[0] if c is not None else blank for c in cells]
         others = [list(c[1:]) if c is not None else [Text("")] * 4 for c in cells]
         natural = max((len(guide) + len(name) + len(suffix) for guide, name, _, suffix in labels), default=9)
-        whole = max((len(guide) + longest_word(name) + len(suffix) for guide, name, _, suffix in labels), default=9)
+        # a folded row ("… 3 more <1.0%") is one word: broken, its share lands alone on a line under the tree
+        whole = max((len(guide) + (len(name) if row is None else longest_word(name)) + len(suffix)
+                     for (row, *_), (guide, name, _, suffix) in zip(self.rows, labels, strict=True)), default=9)
         deepest = max((len(guide) for guide, *_ in labels), default=0)
         room = None if width is None else max(int(width * PATH_SHARE), 24)
         path = Column("call path", lambda w: [_label_text(*label, w) for label in labels], natural,
