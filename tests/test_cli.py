@@ -21,6 +21,13 @@ def test_help_does_not_import_heavy_modules():
     assert out.strip().splitlines()[-1] == "[]"
 
 
+@pytest.mark.parametrize("module", ["pmkit", "pmkit.cli"])
+def test_python_dash_m_runs_the_command(module):
+    """``python -m pmkit`` said "'pmkit' is a package and cannot be directly executed"."""
+    done = subprocess.run([sys.executable, "-m", module, "--version"], capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.startswith("pmkit "), done.stderr
+
+
 def test_usage_errors_exit_2(pmkit_cli):
     assert pmkit_cli().returncode == 2
     assert pmkit_cli("model").returncode == 2
