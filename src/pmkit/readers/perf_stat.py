@@ -113,8 +113,10 @@ class PerfStatReader:
             except InputError:
                 return False
             return bool(study.runs) and _looks_like_perf(study.runs[0].file)
-        files = _candidates(path)
-        return bool(files) and all(_looks_like_perf(f) for f, _ in files[:3])
+        # one run that looks like perf stat output makes a study: a damaged or empty run among them is reported
+        # and skipped when read, not a reason to leave the whole folder unrecognised (the first one or two of
+        # three had to look right)
+        return any(_looks_like_perf(f) for f, _ in _candidates(path))
 
     def read(self, path: Path, **options: Any) -> Experiment:
         return read_perf_stat(Path(path), **options)
