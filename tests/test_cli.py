@@ -210,6 +210,11 @@ def test_plugins_lists_options_for_the_command_line(pmkit_cli):
     # defaults as they are typed: -R locations=true, not Python's True
     assert "locations=true:" in listing.stdout and "=True" not in listing.stdout and "=False" not in listing.stdout
     assert "paper" not in listing.stdout, "users do not have the papers: help says what the option does"
+    # the listing says how to give them (it named none of -R, -O, -P, -D)
+    for title in ("readers — options: -R NAME=VALUE", "modelers — options: -O NAME=VALUE",
+                  "priors — options: -P NAME=VALUE", "detectors — options: -D NAME=VALUE"):
+        assert title in listing.stdout.splitlines(), title
+    assert "readers" in pmkit_cli("plugins", columns=80).stdout.splitlines()
 
 
 def test_plugins_help_names_every_plugin_option_flag(pmkit_cli):
