@@ -21,6 +21,13 @@ def test_help_does_not_import_heavy_modules():
     assert out.strip().splitlines()[-1] == "[]"
 
 
+@pytest.mark.parametrize("module", ["pmkit", "pmkit.cli"])
+def test_python_dash_m_runs_the_command(module):
+    """``python -m pmkit`` said "'pmkit' is a package and cannot be directly executed"."""
+    done = subprocess.run([sys.executable, "-m", module, "--version"], capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.startswith("pmkit "), done.stderr
+
+
 def test_usage_errors_exit_2(pmkit_cli):
     assert pmkit_cli().returncode == 2
     assert pmkit_cli("model").returncode == 2
@@ -203,6 +210,11 @@ def test_plugins_lists_options_for_the_command_line(pmkit_cli):
     # defaults as they are typed: -R locations=true, not Python's True
     assert "locations=true:" in listing.stdout and "=True" not in listing.stdout and "=False" not in listing.stdout
     assert "paper" not in listing.stdout, "users do not have the papers: help says what the option does"
+    # the listing says how to give them (it named none of -R, -O, -P, -D)
+    for title in ("readers — options: -R NAME=VALUE", "modelers — options: -O NAME=VALUE",
+                  "priors — options: -P NAME=VALUE", "detectors — options: -D NAME=VALUE"):
+        assert title in listing.stdout.splitlines(), title
+    assert "readers" in pmkit_cli("plugins", columns=80).stdout.splitlines()
 
 
 def test_plugins_help_names_every_plugin_option_flag(pmkit_cli):

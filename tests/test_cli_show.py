@@ -378,6 +378,10 @@ def test_help_explains_the_options_and_the_columns(pmkit_cli):
                    "share then — its part of the predicted total", "× — predicted ÷ fitted",
                    "the tree gives up the model column first"):
         assert column in legend
+    # each growth text once, quoted: "falls as 1/p, flattens at 2.0 s, falls as 1/p, grows again ..." read as a list
+    for words in ("'falls as 1/p'", "'flattens at 2.0 s'", "'falls as 1/p, grows again beyond p ≈ 900' (before its "
+                  "turning point)", "'grows again beyond p ≈ 900' (past it)", "'negative beyond p ≈ 34'"):
+        assert legend.count(words) == 1, words
 
 
 def test_counts_render_without_a_unit(tmp_path, pmkit_cli):
@@ -391,3 +395,19 @@ def test_counts_render_without_a_unit(tmp_path, pmkit_cli):
     assert re.search(r"\s100\s+\d", result.stdout)  # 100 visits per time step, written as a plain count
     sent = pmkit_cli("show", tmp_path / "s", "--metric", "bytes_sent", "--min-share", "0", columns=120)
     assert re.search(r"\d+(\.\d+)? [kMG]B\s", sent.stdout)
+
+
+@pytest.mark.parametrize("columns", [40, 50, 80])
+def test_a_folded_row_deep_in_the_tree_stays_on_one_line(tmp_path, pmkit_cli, columns):
+    """``└ … 1 more <1.0%`` under short names was broken after "more", its share alone on the next line (seen at
+    80 columns on the trace demo's tree, whose model and growth columns are wide)."""
+    points = (8, 16, 32, 64, 128)
+    rows = {"main": [1] * 5, "main->a": [1] * 5, "main->a->b": [1] * 5, "main->a->b->c": [10 * p for p in points],
+            "main->a->b->d": [0.001] * 5}
+    path = tmp_path / "fold.txt"
+    path.write_text("PARAMETER p\n" + "".join(f"POINTS ( {p} )\n" for p in points) + "".join(
+        f"REGION {name}\nMETRIC time\n" + "".join(f"DATA {v}\n" for v in values) for name, values in rows.items()))
+    result = pmkit_cli("show", path, columns=columns)
+    assert result.returncode == 0, result.stderr
+    (line,) = [line for line in result.stdout.splitlines() if "more" in line]
+    assert line.strip() == "└ … 1 more <1.0%"

@@ -109,6 +109,20 @@ def test_usage_errors(studies, pmkit_cli, tmp_path):
     assert no_path.returncode == 2 and "no call path 'nosuch'" in no_path.stderr
 
 
+def test_an_unreadable_side_is_the_error_said_once(studies, pmkit_cli, tmp_path):
+    """``pmkit compare A empty.txt`` printed the error, "1 of 2 inputs skipped", then the error again: compare
+    needs both sides, so nothing is skipped; each unreadable side is one line."""
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    result = pmkit_cli("compare", studies[0], empty)
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == [f"error: {empty}: is empty (0 bytes): there is nothing to read"]
+    broken = tmp_path / "broken.json"
+    broken.write_text("{")
+    both = pmkit_cli("compare", broken, empty)
+    assert both.returncode == 1 and len(both.stderr.splitlines()) == 2 and "skipped" not in both.stderr
+
+
 def test_callpath_detail_on_both_sides(studies, pmkit_cli):
     result = pmkit_cli("compare", *studies, "--callpath", "MPI_Gather", columns=100)
     assert result.returncode == 0, result.stderr
@@ -152,6 +166,7 @@ def test_plot_usage_and_a_missing_matplotlib(studies, pmkit_cli, tmp_path, monke
     assert missing.returncode == 2
     assert missing.stderr.strip().splitlines() == [
         "error: plotting needs matplotlib, which is not installed: pip install 'pmkit-hpc[plot]'"]
+    assert missing.stdout == "", "said before the work starts, not after the whole view"
     assert not (tmp_path / "x.png").exists()
 
 

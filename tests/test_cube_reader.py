@@ -199,11 +199,27 @@ def _study(folder: Path, runs: dict[str, np.ndarray | None], callpaths=("main", 
 
 
 def test_unparseable_folder_names_the_folder(tmp_path):
-    _study(tmp_path, {"lulesh.p2.r1": np.ones((3, 2)), "scorep-20240607_1200": np.ones((3, 2))})
+    _study(tmp_path, {"scorep-20240607_1200": np.ones((3, 2)), "old": np.ones((3, 2))})
     with pytest.raises(InputError) as info:
         pmkit.read(tmp_path)
-    assert info.value.member == "scorep-20240607_1200" and str(tmp_path) in str(info.value)
+    assert info.value.member == "old" and str(tmp_path) in str(info.value)
     assert "manifest" in str(info.value)
+
+
+def test_a_stray_folder_beside_the_runs_is_skipped_and_said(tmp_path, pmkit_cli):
+    """One folder without parameters in its name (Score-P's default scorep-… folder left beside the runs)
+    stopped the whole study with an error; it is one bad entry of a set, reported and skipped."""
+    _study(tmp_path, {"lulesh.p2.r1": np.ones((3, 2)), "lulesh.p4.r1": np.ones((3, 4)),
+                      "scorep-20240607_1200": np.ones((3, 2))})
+    experiment = pmkit.read(tmp_path)
+    assert experiment.parameters == ("p",) and sorted(experiment.points[:, 0]) == [2, 4]
+    ((source, problem),) = experiment.provenance.skipped
+    assert "scorep-20240607_1200" in source and "cannot find parameters" in problem
+    result = pmkit_cli("model", tmp_path, "--json", columns=400)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.count("\n") == 1 and "skipped" in result.stderr and "scorep-20240607_1200" in result.stderr
+    (skipped,) = json.loads(result.stdout)["skipped"]
+    assert "scorep-20240607_1200" in skipped["source"]
 
 
 def test_runs_naming_different_parameters_are_rejected(tmp_path):
@@ -297,6 +313,11 @@ def test_all_files_unreadable(tmp_path):
         (tmp_path / name / "profile.cubex").write_bytes(b"\0" * 10)
     with pytest.raises(InputError, match="none of the 2 Cube files"):
         pmkit.read(tmp_path)
+    # one file: its problem alone, not "a.cubex: none of the 1 Cube files could be read (a.cubex: ...)"
+    with pytest.raises(InputError) as one:
+        pmkit.read(tmp_path / "a.p2.r1" / "profile.cubex")
+    assert str(one.value) == f"{tmp_path / 'a.p2.r1' / 'profile.cubex'}: not a Cube file: it is not a tar archive " \
+                             "(truncated header)"
 
 
 def test_only_requested_metrics_are_decoded(tmp_path):

@@ -122,6 +122,32 @@ def test_missing_dask_names_what_to_install(monkeypatch):
     assert str(caught.value) == executors.MISSING_DASK and "pip install 'pmkit-hpc[dask]'" in str(caught.value)
 
 
+def test_ctrl_c_while_a_local_cluster_starts_leaves_nothing_for_distributed_to_close_at_exit(distributed):
+    """Ctrl-C during ``--executor dask``'s start: distributed's exit handler closed the half-started cluster and
+    printed ``AssertionError: Status.init`` after ``interrupted``.  The cluster is closed and forgotten here."""
+    import types
+
+    closed = []
+
+    class HalfStarted:
+        def close(self, timeout=None):
+            closed.append(timeout)
+            raise AssertionError("Status.init")  # what closing a cluster whose workers never started raises
+
+    SpecCluster = types.SimpleNamespace(_instances=set())
+    earlier = HalfStarted()
+    SpecCluster._instances.add(earlier)  # a cluster of someone else's, started before: left alone
+
+    def interrupted_start(**kwargs):
+        SpecCluster._instances.add(HalfStarted())
+        raise KeyboardInterrupt
+
+    fake = types.SimpleNamespace(SpecCluster=SpecCluster, LocalCluster=interrupted_start)
+    with pytest.raises(KeyboardInterrupt):
+        executors._local_cluster(fake, 2, True)
+    assert SpecCluster._instances == {earlier} and closed == [2]
+
+
 def test_an_unreachable_scheduler_is_one_line_within_the_timeout(distributed):
     import time
 

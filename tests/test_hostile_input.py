@@ -390,3 +390,35 @@ def test_a_manifest_field_beyond_the_csv_limit_is_one_line(tmp_path, capsys):
     (tmp_path / "pmkit-manifest.csv").write_text('file,p\n"' + "q" * 200_000 + '",1\n')
     line = one_line_error(capsys, "model", str(tmp_path))
     assert "pmkit-manifest.csv: is not usable CSV after line 1: field larger than field limit" in line
+
+
+def test_file_names_that_are_not_utf8_reach_every_output_as_backslash_escapes(tmp_path, capsys):
+    """A name with a byte that is not UTF-8 (Python keeps it as a lone surrogate): ``pmkit show --json`` and
+    ``pmkit model --format jsonl`` ended in an internal error (orjson refuses lone surrogates), and errors
+    printed ``\\udcff``; every output now writes the byte ``\\xff``."""
+    from pmkit.testing.example_study import generate
+
+    text = tmp_path / os.fsdecode(b"bad\xffname.txt")
+    text.write_text("PARAMETER p\nPOINTS 2 4 8 16 32\nREGION main\nMETRIC time\n"
+                    + "".join(f"DATA {v}\n" for v in (1, 2, 3, 4, 5)))
+    study = tmp_path / "study"
+    generate(study, processes=(8, 27, 64, 125, 216), repetitions=1)
+    bad_run = study / os.fsdecode(b"lulesh\xfe.p343.r1")
+    bad_run.mkdir()
+    (bad_run / "profile.cubex").write_bytes(b"garbage")
+    for argv in (["show", str(text), "--json"], ["model", str(text), "--json"], ["show", str(study), "--json"]):
+        assert main(argv) == 0, argv
+        document = json.loads(capsys.readouterr().out)
+        assert {entry["source"] for entry in document["models"]} <= {str(tmp_path / "bad\\xffname.txt"), str(study)}
+    assert any("\\xfe" in s["source"] for s in document["skipped"]), document["skipped"]
+    assert main(["model", str(text), "--format", "jsonl"]) == 0
+    assert json.loads(capsys.readouterr().out.splitlines()[0])["sources"] == [str(tmp_path / "bad\\xffname.txt")]
+    message = one_line_error(capsys, "show", os.fsdecode(b"nope\xff.txt"))
+    assert message == "error: nope\\xff.txt: no such file or directory"
+    bad_run.rename(study / os.fsdecode(b"lulesh.p343.r1\xfe"))  # a run name that does not parse: skipped, named
+    assert main(["show", str(study), "--json"]) == 0
+    captured = capsys.readouterr()
+    (warning,) = captured.err.splitlines()
+    assert "lulesh.p343.r1\\xfe/profile.cubex" in warning and "the name 'lulesh.p343.r1\\xfe'" in warning, warning
+    (skipped,) = json.loads(captured.out)["skipped"]
+    assert "\\udc" not in json.dumps(skipped) and "lulesh.p343.r1\\xfe" in skipped["problem"]

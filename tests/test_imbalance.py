@@ -9,6 +9,7 @@ import pmkit
 from pmkit.detectors.imbalance import ImbalanceDetector
 from pmkit.experiment import ExperimentBuilder
 from pmkit.testing.example_study import IMBALANCED, generate
+from pmkit.ui.quantities import format_value
 
 
 @pytest.fixture(scope="module")
@@ -33,6 +34,9 @@ def test_planted_imbalance_is_found_and_ranked_first(study):
     assert all(k % 4 == 0 for k in planted.evidence["slowest_locations"])
     assert set(planted.evidence["imbalance_by_point"]) == {"p=8", "p=27", "p=64"}
     assert [f.severity for f in findings] == sorted((f.severity for f in findings), reverse=True)
+    # the wait in the units the severity column shows ("34.6 ms"), not "0.0346 sec" beside it
+    assert findings[0].message.startswith(f"others wait {format_value(findings[0].severity, 's')} at p=64 (")
+    assert " sec " not in findings[0].message
     balanced = {f.callpath for f in findings}
     assert "main->MPI_Init" not in balanced and "main->Domain::Domain->BuildMesh" not in balanced
 

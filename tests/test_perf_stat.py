@@ -3,6 +3,7 @@ written from the documented format, studies, and bad input."""
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -331,6 +332,25 @@ def test_a_bad_file_in_a_study_is_skipped(tmp_path):
     assert len(exp.points) == 3
     (path, problem), = exp.provenance.skipped
     assert path.endswith("app.p16.r1.csv") and "line 2" in problem
+
+
+def test_empty_or_garbage_runs_sorted_first_do_not_hide_the_study(tmp_path, pmkit_cli):
+    """``app.p1.r1.csv`` and ``app.p16.r1.csv`` (sorted before the rest) empty or garbage: the folder was "no reader
+    recognises this input", as sniffing wanted the first three runs to look like perf stat output.  Now they are
+    reported and skipped, each once on one line, the file named once."""
+    folder = _study(tmp_path / "study")
+    (folder / "app.p1.r1.csv").write_text("")
+    (folder / "app.p16.r1.csv").write_text("garbage\n")
+    assert PerfStatReader().sniff(folder)
+    result = pmkit_cli("model", folder, "--json", columns=400)
+    assert result.returncode == 0, result.stderr
+    warnings = result.stderr.splitlines()
+    assert len(warnings) == 2 and all(w.count("app.p1") == 1 for w in warnings), warnings
+    assert warnings[0] == f"warning: skipped {folder / 'app.p1.r1.csv'}: is empty (perf stat writes to stderr " \
+                          "unless given -o FILE)"
+    assert warnings[1].startswith(f"warning: skipped {folder / 'app.p16.r1.csv'}: line 1: is not perf stat output")
+    assert [s["source"] for s in json.loads(result.stdout)["skipped"]] == [str(folder / "app.p1.r1.csv"),
+                                                                          str(folder / "app.p16.r1.csv")]
 
 
 @pytest.mark.parametrize(("text", "line", "words"), [

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from fractions import Fraction as F
 
 import numpy as np
@@ -314,6 +315,19 @@ def test_models_do_not_depend_on_the_magnitude_of_the_values(scale):
     assert term.factors[0].exponent == 2 and term.factors[0].log_exponent == 0
     assert term.coefficient == pytest.approx(scale, rel=1e-9)
     assert model.function.constant == pytest.approx(3 * scale, rel=1e-9)
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1.0, 1e300])
+def test_an_exact_fit_of_huge_values_has_rss_zero_and_no_warning(scale):
+    """``pmkit show`` of values ~1e300 printed numpy's "invalid value encountered in multiply": the RSS of an
+    exact fit, 0, was scaled back by scale² = inf."""
+    b = ExperimentBuilder(["p"])
+    for p in (8, 16, 32, 64, 128):
+        b.add_values("main", "time", [p], [scale * p])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        (model,) = pmkit.model(b.build())
+    assert model.quality.rss == 0.0
 
 
 # ---------------------------------------------------------------- falling laws (strong scaling)

@@ -343,3 +343,15 @@ def test_speed_ups_are_written_with_three_digits_and_their_bounds():
     text = format_speedups([Speedup({"p": 32.0}, 1.0, 1.0, 2.0311, 0.5078), Speedup({"p": 2.0}, 1.0, 1.0, 4096.3, 64.0),
                             Speedup({"p": 1.0}, 1.0, 1.0, 0.00101, 0.3, upper_bound=True)])
     assert text == "×2.03 over p=32 (efficiency 50.8%) · ×4100 over p=2 (6400%) · ≤×0.00101 over p=1 (≤30.0%)"
+
+
+def test_the_tree_guides_go_on_where_a_model_takes_a_second_line(strong, pmkit_cli):
+    """``│ │ └ MPI_Waitall 0.0201 …`` then a line holding only ``+ 0.3·p^(-2/3)``: the tree's bars stopped for a
+    line wherever a model wrapped.  The continuation now carries the bars of the rows that go on."""
+    result = pmkit_cli("show", strong, columns=80)
+    assert result.returncode == 0, result.stderr
+    tree = result.stdout.split("─\n")[1].split("share now:")[0].splitlines()  # the rows, under the header's rule
+    assert tree[0].startswith("main") and len(tree) > 10
+    assert all(line.startswith(("├", "│", "└")) for line in tree[1:]), "\n".join(tree)
+    (waitall,) = [n for n, line in enumerate(tree) if "MPI_Waitall" in line]
+    assert tree[waitall + 1].startswith("│ │ ") and "+ 0.3·p^(-2/3)" in tree[waitall + 1]

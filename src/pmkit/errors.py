@@ -39,6 +39,23 @@ def excerpt(value: object, limit: int = EXCERPT_CHARS, *, quote: bool = True) ->
     return f"{form(value[:limit])}… ({len(value):,} characters)"
 
 
+def path_text(path: str | PathLike) -> str:
+    """``path`` as text any output can hold: the bytes of a name that are not UTF-8 (which Python keeps
+    as lone surrogates, ``\\udcff``) written ``\\xff``, as in ``bad\\xffname.txt``.
+
+    A source named so reaches JSON (orjson refuses lone surrogates: ``pmkit show --json`` failed with an
+    internal error), Arrow and the terminal; every name pmkit gives a file in its output passes here.
+    """
+    text = os.fspath(path)
+    if isinstance(text, bytes):
+        return text.decode("utf-8", "backslashreplace")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return text
+
+
 class PmkitError(Exception):
     """Base class of every error pmkit raises deliberately."""
 
@@ -53,19 +70,29 @@ class InputError(PmkitError):
 
     def __init__(self, path: str | PathLike | None, problem: str, *, line: int | None = None,
                  member: str | None = None) -> None:
-        self.path = None if path is None else str(path)
+        self.path = None if path is None else path_text(path)
         problem = problem.replace("\r\n", "\n").replace("\r", "\n").replace("\n", " / ")
         if len(problem) > PROBLEM_CHARS:
             problem = problem[:PROBLEM_CHARS] + "… (message cut)"
         self.problem = problem
         self.line = line
-        self.member = None if member is None else excerpt(member, MEMBER_CHARS, quote=False)
+        self.member = None if member is None else excerpt(path_text(member), MEMBER_CHARS, quote=False)
         where = self.path or "<input>"
         if self.member:
             where += f" [{self.member}]"
         if line is not None:
             where += f", line {line}"
         super().__init__(f"{where}: {problem}")
+
+    def about(self, path: str | PathLike) -> str:
+        """The message for a line that names ``path`` already (``skipped app.p8.r1.csv: …``): without the file's
+        name when it is ``path`` (``line 3: …``), whole when the error is about another file."""
+        if self.path != path_text(path):
+            return str(self)
+        where = f"[{self.member}]" if self.member else ""
+        if self.line is not None:
+            where += f"{', ' if where else ''}line {self.line}"
+        return f"{where}: {self.problem}" if where else self.problem
 
     @classmethod
     def from_os_error(cls, path: str | PathLike, exc: OSError) -> InputError:
@@ -110,7 +137,7 @@ class OutputError(PmkitError):
     """A file pmkit was asked to write and could not (full disk, no such folder, no permission)."""
 
     def __init__(self, path: str | PathLike, problem: str) -> None:
-        self.path = str(path)
+        self.path = path_text(path)
         self.problem = problem
         super().__init__(f"cannot write {self.path}: {problem}")
 
@@ -125,7 +152,7 @@ class PluginError(PmkitError):
     def __init__(self, plugin: str, problem: str, *, path: str | PathLike | None = None) -> None:
         self.plugin = plugin
         self.problem = problem
-        self.path = None if path is None else str(path)
+        self.path = None if path is None else path_text(path)
         on = f" on {self.path}" if self.path else ""
         super().__init__(f"{plugin} failed{on}: {problem}")
 

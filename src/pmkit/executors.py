@@ -33,6 +33,7 @@ in-process.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -265,14 +266,41 @@ def _local_cluster(distributed: Any, workers: int, processes: bool, keep_malloc:
 
     import dask
 
+    started = _clusters(distributed)
+    before = set(started)
     try:
         with warnings.catch_warnings(), dask.config.set(KEEP_MALLOC if keep_malloc else {}):
             warnings.filterwarnings("ignore", message="Port .* is already in use", category=UserWarning)
             return distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=processes,
                                             dashboard_address=":8787" if _has_bokeh() else ":0",
                                             silence_logs=logging.ERROR)
+    except KeyboardInterrupt:
+        _abandon([cluster for cluster in list(started) if cluster not in before], started)
+        raise
     except Exception as exc:
         raise ExecutorError(f"executor dask: the LocalCluster did not start ({_first_line(exc)})") from None
+
+
+def _clusters(distributed: Any) -> Any:
+    """The set in which ``distributed`` keeps every cluster it has started (a WeakSet; empty if it has none)."""
+    return getattr(getattr(distributed, "SpecCluster", None), "_instances", set())
+
+
+def _abandon(clusters: Sequence[Any], started: Any) -> None:
+    """Close clusters whose start Ctrl-C interrupted, quietly, and drop them from ``started``.
+
+    Left there, distributed's exit handler closed them and printed a traceback (``AssertionError:
+    Status.init``, a worker not yet started) after pmkit's ``interrupted``; the start's own tasks, ended with
+    it, are logged by asyncio as "Task exception was never retrieved" (``Nanny failed to start``) unless its
+    logger is quietened — the run is ending, and Ctrl-C is not an error to report.
+    """
+    import logging
+
+    logging.getLogger("asyncio").setLevel(logging.CRITICAL)
+    for cluster in clusters:
+        with contextlib.suppress(Exception):
+            cluster.close(timeout=2)
+        started.discard(cluster)
 
 
 def _connect(distributed: Any, address: str, timeout: float) -> Any:

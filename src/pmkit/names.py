@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pmkit.experiment import CALLPATH_SEPARATOR, CallTree
 
 _BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
-_UNSAFE = re.compile(f"[\x00-\x1f\x7f-\x9f{_BIDI}]")
+_UNSAFE = re.compile(f"[\x00-\x1f\x7f-\x9f{_BIDI}\ud800-\udfff]")
 
 
 UNNAMED_METRIC = "(unnamed)"
@@ -35,7 +35,9 @@ def printable(text: str) -> str:
 
     Control characters (C0, DEL, C1) and Unicode bidirectional overrides would otherwise move the
     cursor, recolour or retitle the terminal, or reorder what is shown; a tab or newline in a name
-    is shown as ``\\t``/``\\n`` too, so that one name stays one line.
+    is shown as ``\\t``/``\\n`` too, so that one name stays one line.  A lone surrogate — a byte of a file
+    name that is not UTF-8, as Python keeps it — is shown as that byte (``\\xff``): the terminal cannot encode
+    it, and printing it raised UnicodeEncodeError.
     """
     if not _UNSAFE.search(text):
         return text
@@ -44,6 +46,8 @@ def printable(text: str) -> str:
 
 def _escape(char: str) -> str:
     code = ord(char)
+    if 0xDC80 <= code <= 0xDCFF:  # os.fsdecode's surrogate escape of the byte code - 0xDC00
+        return f"\\x{code - 0xDC00:02x}"
     return {"\t": "\\t", "\n": "\\n", "\r": "\\r"}.get(char, f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
 
 

@@ -23,7 +23,7 @@ from typing import Any
 from pmkit import executors, progress
 from pmkit.analysis import Analysis, InputAnalysis, Inputs, LoadedPrior, PredictedTotal, PriorOutcome
 from pmkit.constraints import Constraint
-from pmkit.errors import InputError, PluginError, UsageError, input_problem
+from pmkit.errors import InputError, PluginError, UsageError, input_problem, path_text
 from pmkit.experiment import MEASURES, Experiment
 from pmkit.findings import Finding
 from pmkit.hookspecs import ContributesToAnalysis
@@ -167,9 +167,9 @@ def _read_inputs(paths: Sequence[str | os.PathLike], reader: str | None, registr
         try:
             obj = registry.get("reader", reader) if reader else find_reader(path, registry)
             given = options(obj, Path(path)) if callable(options) else (options or {})
-            inputs.read.append((str(path), read(path, obj.name, registry=registry, **given)))
+            inputs.read.append((path_text(path), read(path, obj.name, registry=registry, **given)))
         except (InputError, PluginError) as exc:
-            inputs.failed.append((str(path), exc))
+            inputs.failed.append((path_text(path), exc))
     return inputs
 
 

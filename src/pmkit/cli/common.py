@@ -126,11 +126,12 @@ def check_view_arguments(args: argparse.Namespace) -> None:
     if args.top < 1:
         raise UsageError("--top must be at least 1")
     if args.plot is not None:
-        from pmkit.ui.figure import figure_format
+        from pmkit.ui.figure import figure_format, require_matplotlib
 
         if not args.callpath:
             raise UsageError("--plot draws one call path: give --callpath too")
         figure_format(args.plot)
+        require_matplotlib()
         check_out(args.plot, args.paths)
         if args.out is not None and (args.out == args.plot or _same_file(args.out, args.plot)):
             raise UsageError("--plot and --out name the same file")
@@ -398,10 +399,11 @@ def write_json(document: Any, out: Path | None, inputs: Sequence[str | os.PathLi
     emit(json.dumps(finite_json(document), indent=2, allow_nan=False) + "\n", out, inputs)
 
 
-def load_inputs(args: argparse.Namespace, registry: Any, executor: Any = None) -> Any:
+def load_inputs(args: argparse.Namespace, registry: Any, executor: Any = None, *, every: bool = False) -> Any:
     """Read every PATH (:func:`pmkit.sdk.read_inputs`, its tasks on ``executor``); a file that fails is
-    reported on stderr and skipped, and the last error is raised when all fail.  Returns the
-    :class:`pmkit.analysis.Inputs`.
+    reported on stderr and skipped, and the last error is raised when all fail — or, with ``every``
+    (compare's A and B: each is needed), when any fails, and then nothing is said to be skipped.
+    Returns the :class:`pmkit.analysis.Inputs`.
 
     ``--values``, ``--aggregation`` and ``--metric`` become options of the readers that declare them;
     the first two are a usage error for a reader without them.
@@ -426,7 +428,7 @@ def load_inputs(args: argparse.Namespace, registry: Any, executor: Any = None) -
 
     inputs = read_inputs(args.paths, args.reader, registry=registry, options=options_for, executor=executor)
     err = stderr()
-    if not inputs.read:
+    if not inputs.read or (every and inputs.failed):
         for _, exc in inputs.failed[:-1]:
             say(err, "error", "red", exc)
         raise inputs.failed[-1][1]

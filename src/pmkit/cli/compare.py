@@ -61,9 +61,7 @@ def run_compare(args: argparse.Namespace) -> int:
     metrics = list(args.metric or [None])
     with open_executor(args) as executor, Steps() as steps:
         with steps.step("reading 2 inputs"):
-            inputs = load_inputs(args, registry, executor)
-        if len(inputs.read) != 2:
-            raise inputs.failed[-1][1]
+            inputs = load_inputs(args, registry, executor, every=True)
         (a, experiment), b = inputs.read
         comparison = compare((a, experiment), b, metric=metrics[0], metric_b=metrics[-1],
                              target=parse_target(args.at, experiment.parameters), measure=args.measure,

@@ -26,8 +26,9 @@ from pmkit.cli.common import (
 COLUMNS_LEGEND = (
     "Columns of the call tree: model — the fitted function of the parameters; growth — its growth class (the "
     "fastest-growing term: constant, log p, p^0.5, p, p·log p, ...) or, for a law that does not grow towards the "
-    "target, how it behaves along the parameter that changes: falls as 1/p, flattens at 2.0 s, falls as 1/p, grows "
-    "again beyond p ≈ 900 (its turning point), grows again beyond p ≈ 900 (past it); share now — the call path's "
+    "target, how it behaves along the parameter that changes: 'falls as 1/p'; 'flattens at 2.0 s'; 'falls as 1/p, "
+    "grows again beyond p ≈ 900' (before its turning point); 'grows again beyond p ≈ 900' (past it); share now — "
+    "the call path's "
     "part of the total at the largest measured point; at P=V — the model's prediction at the target; share then — "
     "its part of the predicted total.  A model negative at the target (!, 'negative beyond p ≈ 34') does not hold "
     "there: it is left out of the predicted total (then a lower bound, ≥) and of the shares, and named under the "

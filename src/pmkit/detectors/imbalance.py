@@ -40,6 +40,8 @@ class ImbalanceDetector:
 
     def detect(self, experiment: Experiment, models: ModelSet, **options: Any) -> list[Finding]:
         """One finding per imbalanced call path; none when the input has no per-location values."""
+        from pmkit.ui.quantities import format_value  # the wait as the severity column writes it (rich: lazily)
+
         values = with_defaults(self.options, options, f"detector {self.name}")
         threshold, min_share, metric = values["threshold"], values["min_share"], values["imbalance_metric"]
         per_point = (experiment.locations or {}).get(metric)
@@ -77,7 +79,7 @@ class ImbalanceDetector:
                 location=", ".join(f"#{int(k)}" for k in slowest[:3]),
                 severity=waiting,
                 unit=unit,
-                message=(f"others wait {waiting:.3g} {unit} at {experiment.point_label(last)} "
+                message=(f"others wait {format_value(waiting, unit)} at {experiment.point_label(last)} "
                          f"({waiting / total:.1%} of the run); max/mean {trend}"),
                 evidence={"imbalance": imbalance, "waiting": waiting, "mean": mean, "max": peak,
                           "slowest_locations": [int(k) for k in slowest], "imbalance_by_point": by_point,

@@ -435,8 +435,9 @@ def refine_series(x: np.ndarray, Y: np.ndarray, settings: RefineSettings | None 
     out.c0 *= scale
     out.c1 *= scale
     out.c2 *= scale
-    with np.errstate(over="ignore"):
-        out.rss *= scale * scale
+    with np.errstate(over="ignore"):  # scaled one factor at a time: scale² overflows from 1e155 on, 0·inf is NaN
+        out.rss *= scale
+        out.rss *= scale
     return out
 
 

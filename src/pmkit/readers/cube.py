@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from pmkit import executors
-from pmkit.errors import InputError, UsageError, os_problem
+from pmkit.errors import InputError, UsageError, os_problem, path_text
 from pmkit.experiment import CallTree, Experiment, Metric, Provenance
 from pmkit.hookspecs import hookimpl
 from pmkit.options import Option
@@ -167,9 +167,11 @@ def _readable(path: Path, study: Study, results: list[Profile | str],
     loaded: list[tuple[Run, Profile]] = []
     for run, result in zip(study.runs, results, strict=True):
         if isinstance(result, str):
-            provenance.skipped.append((str(run.file), result))
+            provenance.skipped.append((path_text(run.file), result))
         else:
             loaded.append((run, result))
+    if not loaded and len(study.runs) == 1:  # one file: its problem, not "none of the 1 Cube files could be read"
+        raise InputError(study.runs[0].file, provenance.skipped[0][1])
     if not loaded:
         reasons = "; ".join(f"{Path(f).name}: {r}" for f, r in provenance.skipped[:3])
         raise InputError(path, f"none of the {len(study.runs)} Cube files could be read ({reasons})")

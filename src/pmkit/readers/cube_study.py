@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 
-from pmkit.errors import InputError, excerpt, os_problem
+from pmkit.errors import InputError, excerpt, os_problem, path_text
 from pmkit.readers.limits import MIB, Limits
 from pmkit.readers.parsing import read_text
 
@@ -120,9 +120,9 @@ def discover(path: Path, manifest: Path | None = None) -> Study:
                 if unreadable else ""
             raise InputError(path, "contains no .cubex files (expected one folder per run, e.g. "
                              f"app.p64.r1/profile.cubex, or a manifest){hint}")
-        study = _from_names(path, [(f, f.stem) for f in direct])
+        study = from_names(path, [(f, f.stem) for f in direct])
     else:
-        study = _from_names(path, [(f, f.parent.name) for f in files])
+        study = from_names(path, [(f, f.parent.name) for f in files])
     study.skipped.extend(unreadable)
     return study
 
@@ -159,15 +159,27 @@ def _single(file: Path) -> Study:
     return Study([Run(file, name.coordinates, name.repetition, file.parent.name)], tuple(name.coordinates))
 
 
-def _from_names(folder: Path, entries: list[tuple[Path, str]]) -> Study:
+def from_names(folder: Path, entries: list[tuple[Path, str]]) -> Study:
+    """The study of ``folder``'s runs, each ``(file, label)`` with its parameters in the label (``app.p64.r1``).
+
+    A label without parameters — a stray folder beside the runs (``old/``, Score-P's default
+    ``scorep-20240607_1200_123``) — is skipped with why, as an unreadable run is, so that one such entry does
+    not stop the whole study; when no label has parameters, the first one's problem is the error.  Runs naming
+    different parameters are an error: which of them is the stray one cannot be told.
+    """
     runs: list[Run] = []
+    skipped: list[tuple[str, str]] = []
+    unnamed: list[InputError] = []
     order: tuple[str, ...] | None = None
     first = ""
     for file, label in entries:
         try:
             name = parse_run_name(label)
         except ValueError as exc:
-            raise InputError(folder, str(exc), member=label) from None
+            problem = str(exc).replace(repr(label)[1:-1], path_text(label))  # a byte not UTF-8 as \xfe, not \udcfe
+            unnamed.append(InputError(folder, problem, member=label))
+            skipped.append((path_text(file), f"not a run of the study: {problem}"))
+            continue
         names = tuple(name.coordinates)
         if order is None:
             order, first = names, label
@@ -175,8 +187,11 @@ def _from_names(folder: Path, entries: list[tuple[Path, str]]) -> Study:
             raise InputError(folder, f"runs name different parameters: {label!r} has {list(names)} but "
                              f"{first!r} has {list(order)}", member=label)
         runs.append(Run(file, name.coordinates, name.repetition, label))
-    assert order is not None
-    return drop_constant(Study(runs, order))
+    if order is None:
+        raise unnamed[0]
+    study = drop_constant(Study(runs, order))
+    study.skipped.extend(skipped)
+    return study
 
 
 def drop_constant(study: Study) -> Study:

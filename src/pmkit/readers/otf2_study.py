@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pmkit.errors import InputError
-from pmkit.readers.cube_study import Run, Study, drop_constant, parse_run_name
+from pmkit.readers.cube_study import Run, Study, from_names, parse_run_name
 
 ANCHOR_SUFFIX = ".otf2"
 
@@ -49,28 +49,11 @@ def discover(path: Path) -> Study:
     own = anchor_of(path)
     if own is not None:
         return _single(own)
-    runs: list[Run] = []
-    order: tuple[str, ...] | None = None
-    first = ""
-    for folder in _subfolders(path):
-        anchor = anchor_of(folder)
-        if anchor is None:
-            continue
-        try:
-            name = parse_run_name(folder.name)
-        except ValueError as exc:
-            raise InputError(path, str(exc), member=folder.name) from None
-        names = tuple(name.coordinates)
-        if order is None:
-            order, first = names, folder.name
-        elif set(names) != set(order):
-            raise InputError(path, f"runs name different parameters: {folder.name!r} has {list(names)} but "
-                             f"{first!r} has {list(order)}", member=folder.name)
-        runs.append(Run(anchor, name.coordinates, name.repetition, folder.name))
-    if order is None:
+    entries = [(anchor, folder.name) for folder in _subfolders(path) if (anchor := anchor_of(folder)) is not None]
+    if not entries:
         raise InputError(path, "contains no OTF2 trace (expected traces.otf2, or one folder per run such as "
                                "app.p8.r1/traces.otf2)")
-    return drop_constant(Study(runs, order))
+    return from_names(path, entries)
 
 
 def _single(anchor: Path) -> Study:

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from pmkit import executors
-from pmkit.errors import InputError, UsageError
+from pmkit.errors import InputError, UsageError, path_text
 from pmkit.experiment import CallTree, Experiment, Metric, Provenance
 from pmkit.hookspecs import hookimpl
 from pmkit.options import Option
@@ -187,7 +187,7 @@ def read_traces(path: Path, values: str = "exclusive", aggregation: str = "mean"
         if isinstance(data, InputError):
             if len(study.runs) == 1:
                 raise data
-            provenance.skipped.append((str(run.file), str(data)))
+            provenance.skipped.append((path_text(run.file), data.about(run.file)))
         else:
             loaded.append(data)
     if not loaded:

@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from pmkit import progress
-from pmkit.errors import InputError, UsageError
+from pmkit.errors import InputError, UsageError, path_text
 from pmkit.experiment import CallTree, Experiment, Metric, Provenance
 from pmkit.hookspecs import hookimpl
 from pmkit.options import Option
@@ -54,8 +54,8 @@ from pmkit.readers.cube_study import (
     Run,
     Study,
     _from_manifest,
-    _from_names,
     find_manifest,
+    from_names,
     parse_run_name,
 )
 from pmkit.readers.parsing import HEAD_BYTES, read_head, read_text
@@ -113,8 +113,10 @@ class PerfStatReader:
             except InputError:
                 return False
             return bool(study.runs) and _looks_like_perf(study.runs[0].file)
-        files = _candidates(path)
-        return bool(files) and all(_looks_like_perf(f) for f, _ in files[:3])
+        # one run that looks like perf stat output makes a study: a damaged or empty run among them is reported
+        # and skipped when read, not a reason to leave the whole folder unrecognised (the first one or two of
+        # three had to look right)
+        return any(_looks_like_perf(f) for f, _ in _candidates(path))
 
     def read(self, path: Path, **options: Any) -> Experiment:
         return read_perf_stat(Path(path), **options)
@@ -174,7 +176,7 @@ def discover(path: Path, manifest: Path | None = None) -> Study:
     if not files:
         raise InputError(path, "contains no perf stat outputs named like runs (e.g. app.p8.r1.csv, or folders "
                          "app.p8.r1/ with one perf file), and no manifest")
-    return _from_names(path, files)
+    return from_names(path, files)
 
 
 @dataclass
@@ -201,7 +203,7 @@ def read_perf_stat(path: Path, aggregation: str = "sum", scaled: bool = True, ca
             except InputError as exc:
                 if len(study.runs) == 1:
                     raise
-                provenance.skipped.append((str(run.file), str(exc)))
+                provenance.skipped.append((path_text(run.file), exc.about(run.file)))
             task.advance()
     if not parsed:
         reasons = "; ".join(f"{Path(f).name}: {r}" for f, r in provenance.skipped[:3])
@@ -209,7 +211,7 @@ def read_perf_stat(path: Path, aggregation: str = "sum", scaled: bool = True, ca
     if not scaled:
         for _, file in parsed:
             _unscale(file)
-    provenance.sources = [str(run.file) for run, _ in parsed]
+    provenance.sources = [path_text(run.file) for run, _ in parsed]
     loaded = _place(study, parsed)
     name = callpath or _program_name(study, parsed)
     return _assemble(study.parameters, loaded, name, aggregation, scaled, provenance)

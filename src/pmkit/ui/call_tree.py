@@ -248,11 +248,14 @@ class CallTreeView:
         models = [c[0] if c is not None else blank for c in cells]
         others = [list(c[1:]) if c is not None else [Text("")] * 4 for c in cells]
         natural = max((len(guide) + len(name) + len(suffix) for guide, name, _, suffix in labels), default=9)
-        whole = max((len(guide) + longest_word(name) + len(suffix) for guide, name, _, suffix in labels), default=9)
+        # a folded row ("… 3 more <1.0%") is one word: broken, its share lands alone on a line under the tree
+        whole = max((len(guide) + (len(name) if row is None else longest_word(name)) + len(suffix)
+                     for (row, *_), (guide, name, _, suffix) in zip(self.rows, labels, strict=True)), default=9)
         deepest = max((len(guide) for guide, *_ in labels), default=0)
         room = None if width is None else max(int(width * PATH_SHARE), 24)
         path = Column("call path", lambda w: [_label_text(*label, w) for label in labels], natural,
-                      minimum=deepest + 8, want=whole if room is None else min(whole, room), grow=2)
+                      minimum=deepest + 8, want=whole if room is None else min(whole, room), grow=2,
+                      continued=lambda n: _continuation(labels[n][0]).rstrip())
         model = Column("model", lambda w: [wrap(m, w) for m in models], max(map(one_line, models), default=5),
                        minimum=max(map(widest, models), default=5), want=0, drop=1, grow=1)
         header = target_header(report)
@@ -323,6 +326,11 @@ def negative_note(report: ScalingReport, names: list[str] | None = None) -> str:
             f"shares then (the model does not hold that far): {'; '.join(where)}")
 
 
+def _continuation(guide: str) -> str:
+    """The guide of a row's second and further lines: its siblings' bars go on (``│``), its own branch ends."""
+    return guide.replace("├ ", "│ ").replace("└ ", "  ")
+
+
 def _label_text(guide: str, name: str, style: str, suffix: str, width: int) -> Text:
     """Guide and name; a name too long for ``width`` continues on lines indented under the guide,
     broken between words and scopes where it can (:func:`pmkit.ui.layout.break_text`)."""
@@ -330,7 +338,7 @@ def _label_text(guide: str, name: str, style: str, suffix: str, width: int) -> T
     room = width - len(guide)
     if len(name) + len(suffix) <= room or room < 4:
         return text.append(name, style=style).append(suffix, style="dim")
-    continuation = guide.replace("├ ", "│ ").replace("└ ", "  ")
+    continuation = _continuation(guide)
     lines = break_text(name, room)
     for n, line in enumerate(lines):
         if n:

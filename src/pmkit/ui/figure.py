@@ -37,6 +37,15 @@ def figure_format(path: str | os.PathLike) -> str:
     return FORMATS[suffix]
 
 
+def require_matplotlib() -> None:
+    """A UsageError naming the extra to install where matplotlib is missing — checked before the work
+    starts, so that a long analysis does not print its whole view and only then fail on its figure."""
+    import importlib.util
+
+    if importlib.util.find_spec("matplotlib") is None:
+        raise UsageError(MISSING)
+
+
 def _figure_class() -> Any:
     try:
         from matplotlib.figure import Figure

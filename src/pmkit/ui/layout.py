@@ -37,7 +37,9 @@ class Column:
     laid out at (default: ``natural``, a column that never narrows); ``want`` the width below which
     a column with a ``drop`` rank is given up first (default: ``natural``).  ``drop`` ranks the
     columns given up when the table does not fit (1 first; 0 never); ``grow`` orders who gets
-    spare width first (lower first).
+    spare width first (lower first).  ``continued(row)``, where given, is the text of the lines a
+    cell of row ``row`` gets below its own when another cell of the row takes more: a call tree's
+    guides, so that its lines do not break where a model wraps onto a second line.
     """
 
     header: str
@@ -50,6 +52,7 @@ class Column:
     justify: str = "left"
     name: str = ""
     style: str = ""
+    continued: Callable[[int], str] | None = None
     width: int = field(default=0, init=False)
 
     def __post_init__(self) -> None:
@@ -136,7 +139,12 @@ def table(columns: Sequence[Column], width: int | None, *, title: str | Text | N
         view.add_column(column.header, justify=column.justify, width=column.width,  # type: ignore[arg-type]
                         overflow="fold", style=column.style or None)
         laid_out.append(column.cells(column.width))
-    for row in zip(*laid_out, strict=True):
+    for n, row in enumerate(zip(*laid_out, strict=True)):
+        height = max((cell.plain.count("\n") + 1 for cell in row), default=1)
+        for column, cell in zip(kept, row, strict=True):
+            lines = cell.plain.count("\n") + 1
+            if column.continued is not None and lines < height:
+                cell.append("".join("\n" + column.continued(n) for _ in range(height - lines)), style="dim")
         view.add_row(*row)
     return view
 

@@ -30,15 +30,22 @@ def _table(title: str) -> Table:
     return table
 
 
+OPTION_FLAGS = {"reader": "-R", "modeler": "-O", "prior": "-P", "detector": "-D"}
+"""The command-line flag that sets an option of each kind of plugin (``-R values=inclusive``)."""
+
+
 def plugin_table(registry: Registry, *, options: bool = False) -> Group:
     """Readers, modelers, priors and detectors, one table per kind, then plugins that failed to load.
 
-    With ``options`` each object's declared options (name, default, help) follow its description.
+    With ``options`` each object's declared options (name, default, help) follow its description, and
+    each table's title names the flag that sets them (``readers — options: -R NAME=VALUE``): the listing
+    alone did not say how to give one.
     """
     parts = []
     rows = registry.rows()
     for kind in KINDS:
-        table = _table(f"{kind}s")
+        flag = OPTION_FLAGS.get(kind)
+        table = _table(f"{kind}s — options: {flag} NAME=VALUE" if options and flag else f"{kind}s")
         for row in rows:
             if isinstance(row, Registration) and row.kind == kind:
                 style = "green" if row.status == "ok" else "yellow"
