@@ -410,6 +410,40 @@ def test_line_fits_kernel_equals_numpy(points) -> None:
         np.testing.assert_array_equal(rss, slow[2])
 
 
+@pytest.mark.parametrize(("points", "params", "terms"), [(3, 2, 2), (12, 2, 4), (25, 2, 5), (16, 3, 4), (125, 3, 4)])
+def test_multi_fits_kernel_equals_numpy(points, params, terms) -> None:
+    """The multi-parameter refits' loops give the numpy version's bits: coefficients, RSS, covariances, real
+    terms — with padded terms, dropped parameters, zero, negative and missing values, a point at 0 (log2 read as
+    0, a falling power infinite)."""
+    if not kernels.numba_enabled():
+        pytest.skip("numba is not installed")
+    rng = np.random.default_rng(points * params + terms)
+    grid = 2.0 ** rng.integers(1, 6, (points, params)) * rng.uniform(0.8, 1.2, (points, params))
+    grid[0, 0] = 0.0
+    shapes = np.array([0.0, 0.25, 0.5, 1.0, 4 / 3, 2.0, 3.0, -1.0, -0.0])
+    A = rng.choice(shapes, (40, 9, terms, params)) * (rng.random((40, 9, terms, params)) < 0.7)
+    B = rng.choice([0.0, 0.5, 1.0, 2.0], (40, 9, terms, params)) * (rng.random((40, 9, terms, params)) < 0.3)
+    A[:, :, -1] = B[:, :, -1] = 0.0  # a padded term
+    A[:, 3, :, 0] = B[:, 3, :, 0] = 0.0  # a parameter dropped
+    Ys = np.exp(rng.normal(0, 1, (40, points)))
+    Ys[0, 1] = 0.0
+    Ys[1] = -Ys[1]
+    Ys[2, 2] = np.nan
+    Ys[3] = 1.0
+    Ys /= np.nanmax(np.abs(Ys), axis=1, keepdims=True)
+    w = kernels.relative_weights(Ys)
+    first = rng.standard_normal((40, terms + 1))
+    with np.errstate(all="ignore"):
+        fast = kernels.multi_fits(grid, A, B, Ys, w, first, use_numba=True)
+        slow = kernels.multi_fits(grid, A, B, Ys, w, first, use_numba=False)
+    for a, b in zip(fast, slow, strict=True):
+        assert a.shape == b.shape
+        np.testing.assert_array_equal(a, b)
+    assert np.isfinite(slow[1]).mean() > 0.5
+    np.testing.assert_array_equal(slow[0][:, 0], first)  # the law keeps its own coefficients
+    assert kernels._RHS_LAYOUTS[kernels._layout_key((grid, A, B, Ys, w, first))] is not None  # the loops ran
+
+
 @pytest.mark.parametrize("use_numba", [True, False])
 def test_smallest_equals_a_stable_argsort(use_numba) -> None:
     if use_numba and not kernels.numba_enabled():
@@ -493,6 +527,12 @@ def test_repeated_hypotheses_kernel_equals_numpy() -> None:
     slow = kernels.repeated_hypotheses(A, B, use_numba=False)
     np.testing.assert_array_equal(fast, slow)
     assert slow.any() and not slow.all() and not slow[:, 0].any()
+    first = kernels.earlier_repeats(A, B, use_numba=False)
+    np.testing.assert_array_equal(kernels.earlier_repeats(A, B, use_numba=True), first)
+    assert (first[::5, 4] <= 1).all() and (first[::5, 4] >= 0).all()  # the first of the equal ones
+    rows, hyps = np.nonzero(first >= 0)
+    assert (first[rows, hyps] < hyps).all()
+    assert (A[rows, hyps] == A[rows, first[rows, hyps]]).all() and (B[rows, hyps] == B[rows, first[rows, hyps]]).all()
 
 
 def test_mixture_terms_falls_back_to_numpy_without_scipys_compiled_stdtr(monkeypatch) -> None:

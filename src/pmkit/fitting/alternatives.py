@@ -247,8 +247,9 @@ import numpy as np
 
 from pmkit.fitting.distinct import distinct
 from pmkit.fitting.kernels import (
+    earlier_repeats,
+    multi_fits,
     relative_weights,
-    repeated_hypotheses,
     sign_criteria,
     single_ratios,
     smallest,
@@ -652,33 +653,11 @@ def multi_alternatives(parameters: tuple[str, ...], points: np.ndarray, Y: np.nd
                            np.zeros((count, A.shape[1])))
     if count == 0:
         return out.rows(slice(0, 0))
-    with np.errstate(all="ignore"):
-        logs = np.log2(np.where(points > 0, points, 1.0))
-        power = np.where(A[:, :, :, None, :] == 0, 1.0, np.power(points[None, None, None], A[:, :, :, None, :]))
-        log_part = np.where(B[:, :, :, None, :] == 0, 1.0,
-                            np.power(np.maximum(logs, 0.0)[None, None, None], B[:, :, :, None, :]))
-        # a term with no factor pads a law to the table's width: its column is 0 (no coefficient), not a
-        # second constant that would split the constant's coefficient and pay the coefficient price
-        real = ((A != 0) | (B != 0)).any(axis=3)  # rows × K × T
-        columns = np.where(real[..., None], (power * log_part).prod(axis=4), 0.0)  # rows × K × T × N
-    design = np.concatenate([np.ones((count, A.shape[1], 1, n)), columns], axis=2).transpose(0, 1, 3, 2)
     largest = np.abs(Y).max(axis=1, keepdims=True)
     largest = np.where(largest > 0, largest, 1.0)
     Ys = Y / largest
-    w = relative_weights(Ys)
-    norms = np.sqrt(np.einsum("sn,sknc->skc", w, design * design))
-    norms = np.where((norms > 0) & np.isfinite(norms), norms, 1.0)
-    scaled = design / norms[:, :, None, :]
-    gram = np.einsum("sn,sknc,sknd->skcd", w, scaled, scaled)
-    rhs = np.einsum("sn,sknc,sn->skc", w, scaled, Ys)
-    with np.errstate(all="ignore"):
-        inverse = np.linalg.pinv(np.where(np.isfinite(gram), gram, 0.0))
-        fitted = np.einsum("skcd,skd->skc", inverse, rhs) / norms
-        fitted[:, 0] = coef / largest  # the law itself keeps its coefficients
-        predicted = np.einsum("sknc,skc->skn", design, fitted)
-        relative = (Ys[:, None, :] - predicted) / np.where(Ys != 0, Ys, 1.0)[:, None, :]
-        rss = (relative * relative).sum(axis=2)
-        cov_unit = inverse / norms[:, :, :, None] / norms[:, :, None, :]
+    earlier = earlier_repeats(A, B)
+    fitted, rss, cov_unit, real = multi_fits(points, A, B, Ys, relative_weights(Ys), coef / largest, earlier)
     columns_used = 1 + (real & (np.abs(fitted[:, :, 1:]) > 0)).sum(axis=2)
     dof = np.maximum(n - columns_used, 1)
     rep_var, rep_dof = (np.full(count, np.nan), np.zeros(count)) if noise is None else noise
@@ -693,7 +672,7 @@ def multi_alternatives(parameters: tuple[str, ...], points: np.ndarray, Y: np.nd
     log_w = np.where(np.isfinite(log_w), log_w, -np.inf)
     # a hypothesis reached twice (a substitute equal to the law's own shape, a structure equal to a
     # substitution) counts once
-    log_w = np.where(repeated_hypotheses(A, B), -np.inf, log_w)
+    log_w = np.where(earlier >= 0, -np.inf, log_w)
     order = np.concatenate([np.zeros((count, 1), dtype=np.int64),
                             1 + smallest(-log_w[:, 1:], keep - 1)], axis=1)
     r = np.arange(count)[:, None]
