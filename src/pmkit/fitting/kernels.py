@@ -9,8 +9,9 @@ SMAPE and leave-one-out SMAPE tables: the final coefficients and the non-constan
 takes one Stern–Brocot step for every active series and slice and applies the termination threshold of
 paper 000 §3.3 (rules stated in :mod:`pmkit.fitting.sternbrocot`). For the prediction intervals
 (:mod:`pmkit.fitting.alternatives`, :mod:`pmkit.intervals`): ``line_fits`` solves the relative line fits of
-every series and hypothesis from their weighted sums, ``repeated_hypotheses`` finds alternatives that repeat
-an earlier one, ``mixture_terms`` evaluates the mixture's distribution function, ``single_ratios`` weighs the
+every series and hypothesis from their weighted sums, ``earlier_repeats`` finds alternatives that repeat
+an earlier one, ``multi_fits`` refits every multi-parameter alternative (around numpy's own ``pinv``),
+``mixture_terms`` evaluates the mixture's distribution function, ``single_ratios`` weighs the
 one-parameter hypotheses and ``smallest`` picks the few kept per series — each equal to its numpy
 version to the last bit (numpy's summation order and scipy's own ``stdtr`` kept). All exist twice: a numba loop
 (``cache=True``, compiled on first use, numba imported lazily so ``pmkit --help`` stays light) and a
