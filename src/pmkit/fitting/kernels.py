@@ -1524,7 +1524,16 @@ def multi_fits(points: np.ndarray, A: np.ndarray, B: np.ndarray, Ys: np.ndarray,
     of the hypotheses): the right-hand sides are laid out as the numpy version lays them out, found once per
     layout of the inputs, where the loops are also checked against the numpy version to the last bit
     (:func:`_rhs_layout`; a layout where they differ runs the numpy version), so every output is the same to the
-    last bit either way."""
+    last bit either way.  A first version that laid every operand out densely passed a probe on random inputs and
+    still moved the bounds' last bits on the benchmark's file: ``A`` arrives with its terms and parameters
+    outermost, and there the numpy version's product of inverses and right-hand sides sums in a running sum, not
+    in :func:`_einsum_dot`'s two lanes.  A hypothesis that repeats an earlier one of its row (18% of them on that
+    file) shares its first's inverse: ``pinv`` runs once per distinct hypothesis.
+
+    ``bench/interval_speed.py --reference-rev fa41c2e --parameters 2`` (100,000 series; with
+    :func:`pmkit.fitting.alternatives._variants`; CPU seconds, two runs, load 2–3.5): alternatives stage 20.7 /
+    23.0 → 16.5 / 16.3 s, ``pmkit show --json`` 40.9 / 48.7 → 34.5 / 35.5 s, documents byte-identical
+    (``bench/README.md`` §15, "Two-parameter intervals, faster")."""
     if not (numba_enabled() if use_numba is None else use_numba) or A.size == 0 \
             or not (np.isfinite(A).all() and np.isfinite(B).all()):
         return _multi_fits_numpy(points, A, B, Ys, w, first)
