@@ -1531,8 +1531,8 @@ def multi_fits(points: np.ndarray, A: np.ndarray, B: np.ndarray, Ys: np.ndarray,
     file) shares its first's inverse: ``pinv`` runs once per distinct hypothesis.
 
     ``bench/interval_speed.py --reference-rev fa41c2e --parameters 2`` (100,000 series; with
-    :func:`pmkit.fitting.alternatives._variants`; CPU seconds, two runs, load 2–3.5): alternatives stage 20.7 /
-    23.0 → 16.5 / 16.3 s, ``pmkit show --json`` 40.9 / 48.7 → 34.5 / 35.5 s, documents byte-identical
+    :func:`pmkit.fitting.alternatives._variants`; CPU seconds, four runs, load 1–3.5): alternatives stage 20.7–25.8
+    → 16.3–20.5 s, ``pmkit show --json`` 38.4–48.7 → 34.5–39.3 s, documents byte-identical in every run
     (``bench/README.md`` §15, "Two-parameter intervals, faster")."""
     if not (numba_enabled() if use_numba is None else use_numba) or A.size == 0 \
             or not (np.isfinite(A).all() and np.isfinite(B).all()):
