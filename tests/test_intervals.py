@@ -410,6 +410,121 @@ def test_line_fits_kernel_equals_numpy(points) -> None:
         np.testing.assert_array_equal(rss, slow[2])
 
 
+@pytest.mark.parametrize(("points", "params", "terms"), [(3, 2, 2), (12, 2, 4), (25, 2, 5), (16, 3, 4), (125, 3, 4)])
+def test_multi_fits_kernel_equals_numpy(points, params, terms) -> None:
+    """The multi-parameter refits' loops give the numpy version's bits: coefficients, RSS, covariances, real
+    terms — with padded terms, dropped parameters, zero, negative and missing values, a point at 0 (log2 read as
+    0, a falling power infinite)."""
+    if not kernels.numba_enabled():
+        pytest.skip("numba is not installed")
+    rng = np.random.default_rng(points * params + terms)
+    grid = 2.0 ** rng.integers(1, 6, (points, params)) * rng.uniform(0.8, 1.2, (points, params))
+    grid[0, 0] = 0.0
+    shapes = np.array([0.0, 0.25, 0.5, 1.0, 4 / 3, 2.0, 3.0, -1.0, -0.0])
+    A = rng.choice(shapes, (40, 9, terms, params)) * (rng.random((40, 9, terms, params)) < 0.7)
+    B = rng.choice([0.0, 0.5, 1.0, 2.0], (40, 9, terms, params)) * (rng.random((40, 9, terms, params)) < 0.3)
+    A[:, :, -1] = B[:, :, -1] = 0.0  # a padded term
+    A[:, 3, :, 0] = B[:, 3, :, 0] = 0.0  # a parameter dropped
+    Ys = np.exp(rng.normal(0, 1, (40, points)))
+    Ys[0, 1] = 0.0
+    Ys[1] = -Ys[1]
+    Ys[2, 2] = np.nan
+    Ys[3] = 1.0
+    Ys /= np.nanmax(np.abs(Ys), axis=1, keepdims=True)
+    w = kernels.relative_weights(Ys)
+    first = rng.standard_normal((40, terms + 1))
+    with np.errstate(all="ignore"):
+        fast = kernels.multi_fits(grid, A, B, Ys, w, first, use_numba=True)
+        slow = kernels.multi_fits(grid, A, B, Ys, w, first, use_numba=False)
+    for a, b in zip(fast, slow, strict=True):
+        assert a.shape == b.shape
+        np.testing.assert_array_equal(a, b)
+    assert np.isfinite(slow[1]).mean() > 0.5
+    np.testing.assert_array_equal(slow[0][:, 0], first)  # the law keeps its own coefficients
+    assert kernels._RHS_LAYOUTS[kernels._layout_key((grid, A, B, Ys, w, first))] is not None  # the loops ran
+
+
+def _stacked_variants(alpha, beta, structures, additions, used, product_a, product_b, substitutes):
+    """The hypotheses as multi_alternatives built them before ``_variants``: one array per hypothesis (the law
+    broadcast over the rows, copies of it, arrays of zeros for the products), ``np.stack``-ed."""
+    from pmkit.fitting.alternatives import _pair_variants
+
+    count, terms, n_params = alpha.shape
+
+    def padded(a):
+        return np.broadcast_to(np.vstack([a, np.zeros((terms - a.shape[0], n_params))]), (count, terms, n_params))
+
+    out_a, out_b = [alpha] + [padded(a) for a, _ in structures], [beta] + [padded(b) for _, b in structures]
+    for p, shapes in additions.items():
+        for m in range(shapes.shape[1]):
+            a, b = np.array(alpha), np.array(beta)
+            a[:, used, p], b[:, used, p] = shapes[:, m, 0], shapes[:, m, 1]
+            out_a.append(a)
+            out_b.append(b)
+            if used:
+                a, b = np.array(alpha), np.array(beta)
+                a[:, :used, p], b[:, :used, p] = shapes[:, m, 0][:, None], shapes[:, m, 1][:, None]
+                out_a.append(a)
+                out_b.append(b)
+    for m in range(product_a.shape[1]):
+        a, b = np.zeros((count, terms, n_params)), np.zeros((count, terms, n_params))
+        a[:, 0], b[:, 0] = product_a[:, m], product_b[:, m]
+        out_a.append(a)
+        out_b.append(b)
+    uses = {p: (alpha[0, :, p] != 0) | (beta[0, :, p] != 0) for p in substitutes}
+    for p, shapes in substitutes.items():
+        for m in range(shapes.shape[1]):
+            a, b = np.array(alpha), np.array(beta)
+            a[:, uses[p], p], b[:, uses[p], p] = shapes[:, m, 0][:, None], shapes[:, m, 1][:, None]
+            out_a.append(a)
+            out_b.append(b)
+    for pair in _pair_variants(alpha, beta, substitutes):
+        a, b = np.array(alpha), np.array(beta)
+        for p, m in (pair[:2], pair[2:]):
+            a[:, uses[p], p], b[:, uses[p], p] = substitutes[p][:, m, 0, None], substitutes[p][:, m, 1, None]
+        out_a.append(a)
+        out_b.append(b)
+    return np.stack(out_a, axis=1), np.stack(out_b, axis=1)
+
+
+@pytest.mark.parametrize("count", [1, 2, 7])
+@pytest.mark.parametrize("case", ["full", "added", "products", "constant", "three"])
+def test_variants_equal_the_stacked_hypotheses_and_their_layout(count, case) -> None:
+    """The hypotheses filled block by block equal those built one array each and stacked, in values and in strides
+    (``np.einsum`` sums the refits by the layout, so the intervals' last bits follow it)."""
+    from pmkit.fitting.alternatives import _variants
+
+    rng = np.random.default_rng(count)
+    n_params = 3 if case == "three" else 2
+    law = {"full": [[1.0, 0.0], [0.0, 2.0]], "added": [[1.5, 0.0]], "products": [[1.0, 0.0], [0.0, 2.0]],
+           "constant": [], "three": [[1.0, 0.0, 0.0], [0.0, 2.0, 0.5]]}[case]
+    used = len(law)
+    terms = used + (1 if case in ("added", "constant") else 0) or 1
+    alpha = np.zeros((terms, n_params))
+    alpha[:used] = np.array(law).reshape(used, n_params)
+    beta = np.where(alpha == 2.0, 1.0, 0.0)
+    alpha, beta = (np.broadcast_to(v, (count, terms, n_params)) for v in (alpha, beta))
+
+    def shapes(m):
+        return np.stack([rng.choice([0.0, 0.5, 1.0, 2.0, 3.0], (count, m)), rng.choice([0.0, 1.0], (count, m))], axis=2)
+
+    structures = [(np.array(law)[::-1].reshape(used, n_params), np.zeros((used, n_params)))] if used > 1 else []
+    additions = {1: shapes(6)} if case in ("added", "constant") else {}
+    substitutes = {0: shapes(11)} if case == "added" else {} if case == "constant" else \
+        {p: shapes(11) for p in range(n_params)}
+    if case != "constant":
+        substitutes[0][:, 0] = [1.0 if case != "added" else 1.5, 0.0]  # the law's own shape: not paired
+    m = 12 if case == "products" else 0
+    product_a, product_b = rng.choice([0.5, 1.0], (count, m, n_params)), rng.choice([0.0, 0.5], (count, m, n_params))
+    args = (alpha, beta, structures, additions, used, product_a, product_b, substitutes)
+    filled, stacked = _variants(*args), _stacked_variants(*args)
+    for a, b in zip(filled, stacked, strict=True):
+        np.testing.assert_array_equal(a, b)
+        assert a.shape[1] > 1
+        assert [s for s, d in zip(a.strides, a.shape, strict=True) if d > 1] == \
+            [s for s, d in zip(b.strides, b.shape, strict=True) if d > 1]
+
+
 @pytest.mark.parametrize("use_numba", [True, False])
 def test_smallest_equals_a_stable_argsort(use_numba) -> None:
     if use_numba and not kernels.numba_enabled():
@@ -493,6 +608,12 @@ def test_repeated_hypotheses_kernel_equals_numpy() -> None:
     slow = kernels.repeated_hypotheses(A, B, use_numba=False)
     np.testing.assert_array_equal(fast, slow)
     assert slow.any() and not slow.all() and not slow[:, 0].any()
+    first = kernels.earlier_repeats(A, B, use_numba=False)
+    np.testing.assert_array_equal(kernels.earlier_repeats(A, B, use_numba=True), first)
+    assert (first[::5, 4] <= 1).all() and (first[::5, 4] >= 0).all()  # the first of the equal ones
+    rows, hyps = np.nonzero(first >= 0)
+    assert (first[rows, hyps] < hyps).all()
+    assert (A[rows, hyps] == A[rows, first[rows, hyps]]).all() and (B[rows, hyps] == B[rows, first[rows, hyps]]).all()
 
 
 def test_mixture_terms_falls_back_to_numpy_without_scipys_compiled_stdtr(monkeypatch) -> None:

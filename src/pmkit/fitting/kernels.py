@@ -9,8 +9,9 @@ SMAPE and leave-one-out SMAPE tables: the final coefficients and the non-constan
 takes one Stern–Brocot step for every active series and slice and applies the termination threshold of
 paper 000 §3.3 (rules stated in :mod:`pmkit.fitting.sternbrocot`). For the prediction intervals
 (:mod:`pmkit.fitting.alternatives`, :mod:`pmkit.intervals`): ``line_fits`` solves the relative line fits of
-every series and hypothesis from their weighted sums, ``repeated_hypotheses`` finds alternatives that repeat
-an earlier one, ``mixture_terms`` evaluates the mixture's distribution function, ``single_ratios`` weighs the
+every series and hypothesis from their weighted sums, ``earlier_repeats`` finds alternatives that repeat
+an earlier one, ``multi_fits`` refits every multi-parameter alternative (around numpy's own ``pinv``),
+``mixture_terms`` evaluates the mixture's distribution function, ``single_ratios`` weighs the
 one-parameter hypotheses and ``smallest`` picks the few kept per series — each equal to its numpy
 version to the last bit (numpy's summation order and scipy's own ``stdtr`` kept). All exist twice: a numba loop
 (``cache=True``, compiled on first use, numba imported lazily so ``pmkit --help`` stays light) and a
@@ -853,7 +854,7 @@ def _repeated_loop(A, B, out):
     count, k, t, p = A.shape
     for s in range(count):
         for i in range(k):
-            out[s, i] = False
+            out[s, i] = -1
             for j in range(i):
                 equal = True
                 for a in range(t):
@@ -864,26 +865,34 @@ def _repeated_loop(A, B, out):
                     if not equal:
                         break
                 if equal:
-                    out[s, i] = True
+                    out[s, i] = j
                     break
 
 
 def _repeated_numpy(A, B, out):
     equal = (A[:, :, None] == A[:, None, :]).all(axis=(3, 4)) & (B[:, :, None] == B[:, None, :]).all(axis=(3, 4))
-    out[:] = np.tril(equal, k=-1).any(axis=2)
+    earlier = np.tril(equal, k=-1)
+    out[:] = np.where(earlier.any(axis=2), earlier.argmax(axis=2), -1)
 
 
-def repeated_hypotheses(A: np.ndarray, B: np.ndarray, *, use_numba: bool | None = None) -> np.ndarray:
-    """Per row (series × hypotheses × terms × parameters exponents ``A``, log exponents ``B``), whether a
-    hypothesis equals an earlier one of its row in every exponent: the loop stops at the first difference,
-    where the numpy version compares every pair in full (hypotheses² × terms × parameters per series)."""
-    out = np.empty(A.shape[:2], dtype=bool)
+def earlier_repeats(A: np.ndarray, B: np.ndarray, *, use_numba: bool | None = None) -> np.ndarray:
+    """Per row (series × hypotheses × terms × parameters exponents ``A``, log exponents ``B``) and hypothesis, the
+    first earlier hypothesis of its row equal to it in every exponent, -1 where none is: the loop stops at the
+    first difference, where the numpy version compares every pair in full (hypotheses² × terms × parameters per
+    series).  A repeat's refit is its first's (:func:`multi_fits` solves it once)."""
+    out = np.empty(A.shape[:2], dtype=np.int64)
     args = (np.ascontiguousarray(A, dtype=float), np.ascontiguousarray(B, dtype=float), out)
     if numba_enabled() if use_numba is None else use_numba:
-        _jit("repeated_hypotheses", _repeated_loop)(*args)
+        _jit("earlier_repeats", _repeated_loop)(*args)
     else:
         _repeated_numpy(*args)
     return out
+
+
+def repeated_hypotheses(A: np.ndarray, B: np.ndarray, *, use_numba: bool | None = None) -> np.ndarray:
+    """Per row and hypothesis, whether it equals an earlier one of its row in every exponent
+    (:func:`earlier_repeats` ≥ 0)."""
+    return earlier_repeats(A, B, use_numba=use_numba) >= 0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1293,3 +1302,249 @@ def single_ratios(rss: np.ndarray, slope: np.ndarray, penalty: np.ndarray, posit
     else:
         _single_ratios_numpy(*args)
     return ratio, best
+
+
+# ---------------------------------------------------------------------------------------------
+# multi_fits: the multi-parameter alternatives' refits (pmkit.fitting.alternatives.multi_alternatives), every
+# series × hypothesis by relative least squares on its own design
+
+
+def multi_factor_tables(points: np.ndarray, A: np.ndarray, B: np.ndarray
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The factors a multi-parameter design is made of, each computed once: the distinct exponents ``exps`` of
+    ``A`` and ``log_exps`` of ``B`` (sorted), and per parameter, exponent and point ``x^a`` (1 where ``a = 0``) and
+    ``max(log2 x, 0)^b`` (1 where ``b = 0``; ``log2`` of a non-positive ``x`` read as 0), by the same numpy calls
+    as :func:`_multi_fits_numpy` makes per series, hypothesis and term (``np.power`` gives the same bits for a
+    value wherever it sits in an array: checked on 200,000 random pairs, contiguous, strided and broadcast)."""
+    exps, log_exps = np.unique(A), np.unique(B)
+    with np.errstate(all="ignore"):
+        logs = np.log2(np.where(points > 0, points, 1.0))
+        powers = np.where(exps[None, :, None] == 0, 1.0, np.power(points.T[:, None, :], exps[None, :, None]))
+        log_powers = np.where(log_exps[None, :, None] == 0, 1.0,
+                              np.power(np.maximum(logs, 0.0).T[:, None, :], log_exps[None, :, None]))
+    return exps, log_exps, np.ascontiguousarray(powers), np.ascontiguousarray(log_powers)
+
+
+def _find_sorted(values, v):
+    lo, hi = 0, values.shape[0]
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if values[mid] < v:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+def _multi_grams_loop(Ys, w, A, B, exps, log_exps, powers, log_powers, design, norms, gram, rhs):
+    count, width, terms, params = A.shape
+    n = Ys.shape[1]
+    columns = terms + 1
+    squares = np.empty(n)
+    scaled = np.empty((columns, n))
+    for s in range(count):
+        for k in range(width):
+            for j in range(n):
+                design[s, k, 0, j] = 1.0
+            for t in range(terms):
+                real = False
+                for p in range(params):
+                    if A[s, k, t, p] != 0 or B[s, k, t, p] != 0:
+                        real = True
+                for j in range(n):
+                    design[s, k, t + 1, j] = 1.0 if real else 0.0
+                if not real:
+                    continue
+                for p in range(params):
+                    i = _FIND_SORTED(exps, A[s, k, t, p])
+                    m = _FIND_SORTED(log_exps, B[s, k, t, p])
+                    for j in range(n):
+                        design[s, k, t + 1, j] *= powers[p, i, j] * log_powers[p, m, j]
+            for c in range(columns):
+                for j in range(n):
+                    value = design[s, k, c, j]
+                    squares[j] = value * value
+                norm = np.sqrt(_EINSUM_DOT(w[s], squares))
+                if not (norm > 0 and np.isfinite(norm)):
+                    norm = 1.0
+                norms[s, k, c] = norm
+                for j in range(n):
+                    scaled[c, j] = design[s, k, c, j] / norm
+            for c in range(columns):
+                for d in range(columns):
+                    acc = 0.0
+                    for j in range(n):
+                        acc += w[s, j] * scaled[c, j] * scaled[d, j]
+                    acc = acc + 0.0
+                    gram[s, k, c, d] = acc if np.isfinite(acc) else 0.0
+                acc = 0.0
+                for j in range(n):
+                    acc += w[s, j] * scaled[c, j] * Ys[s, j]
+                rhs[s, k, c] = acc + 0.0
+
+
+def _multi_rss_loop(Ys, design, fitted, inverse, norms, rss, cov_unit):
+    count, width, columns, n = design.shape
+    relative = np.empty(n)
+    stack = (np.empty(64, np.int64), np.empty(64, np.int64), np.zeros(64, np.bool_), np.empty(64))
+    for s in range(count):
+        for k in range(width):
+            for c in range(columns):
+                for d in range(columns):
+                    cov_unit[s, k, c, d] = inverse[s, k, c, d] / norms[s, k, c] / norms[s, k, d]
+            for j in range(n):
+                predicted = 0.0
+                for c in range(columns):
+                    predicted = design[s, k, c, j] * fitted[s, k, c] + predicted
+                y = Ys[s, j]
+                r = (y - predicted) / (y if y != 0 else 1.0)
+                relative[j] = r * r
+            rss[s, k] = _PAIRWISE(relative, 0, n, stack)
+
+
+def _multi_fits_numpy(points, A, B, Ys, w, first, rhs_out=None):
+    """The refits as :func:`pmkit.fitting.alternatives.multi_alternatives` made them in numpy (the reference);
+    ``rhs_out``, a list: the right-hand sides are appended to it (their layout is what :func:`_rhs_layout` reads)."""
+    count, width = A.shape[:2]
+    n = points.shape[0]
+    with np.errstate(all="ignore"):
+        logs = np.log2(np.where(points > 0, points, 1.0))
+        power = np.where(A[:, :, :, None, :] == 0, 1.0, np.power(points[None, None, None], A[:, :, :, None, :]))
+        log_part = np.where(B[:, :, :, None, :] == 0, 1.0,
+                            np.power(np.maximum(logs, 0.0)[None, None, None], B[:, :, :, None, :]))
+        # a term with no factor pads a law to the table's width: its column is 0 (no coefficient), not a
+        # second constant that would split the constant's coefficient and pay the coefficient price
+        real = ((A != 0) | (B != 0)).any(axis=3)  # rows × K × T
+        columns = np.where(real[..., None], (power * log_part).prod(axis=4), 0.0)  # rows × K × T × N
+    design = np.concatenate([np.ones((count, width, 1, n)), columns], axis=2).transpose(0, 1, 3, 2)
+    norms = np.sqrt(np.einsum("sn,sknc->skc", w, design * design))
+    norms = np.where((norms > 0) & np.isfinite(norms), norms, 1.0)
+    scaled = design / norms[:, :, None, :]
+    gram = np.einsum("sn,sknc,sknd->skcd", w, scaled, scaled)
+    rhs = np.einsum("sn,sknc,sn->skc", w, scaled, Ys)
+    if rhs_out is not None:
+        rhs_out.append(rhs)
+    with np.errstate(all="ignore"):
+        inverse = np.linalg.pinv(np.where(np.isfinite(gram), gram, 0.0))
+        fitted = np.einsum("skcd,skd->skc", inverse, rhs) / norms
+        fitted[:, 0] = first
+        predicted = np.einsum("sknc,skc->skn", design, fitted)
+        relative = (Ys[:, None, :] - predicted) / np.where(Ys != 0, Ys, 1.0)[:, None, :]
+        rss = (relative * relative).sum(axis=2)
+        cov_unit = inverse / norms[:, :, :, None] / norms[:, :, None, :]
+    return fitted, rss, cov_unit, real
+
+
+def _multi_fits_loops(points, A, B, Ys, w, first, rhs_axes, earlier):
+    """:func:`_multi_fits_numpy` by the loops, the right-hand sides laid out with their axes ``rhs_axes``
+    (outermost first) as the numpy version lays them out; their product with the inverses is numpy's.  A
+    hypothesis repeating an earlier one of its row (``earlier`` ≥ 0, :func:`earlier_repeats`) has its design, so
+    its gram and inverse: ``np.linalg.pinv`` (one SVD per matrix, each on its own) runs on the others alone."""
+    count, width, terms, _ = A.shape
+    n, columns = points.shape[0], terms + 1
+    design = np.empty((count, width, columns, n))
+    norms, gram = np.empty((count, width, columns)), np.empty((count, width, columns, columns))
+    shape = (count, width, columns)
+    rhs = np.empty([shape[a] for a in rhs_axes]).transpose(np.argsort(rhs_axes))
+    dense_a, dense_b = np.ascontiguousarray(A), np.ascontiguousarray(B)
+    _jit("multi_grams", _multi_grams_loop)(Ys, w, dense_a, dense_b, *multi_factor_tables(points, dense_a, dense_b),
+                                           design, norms, gram, rhs)
+    with np.errstate(all="ignore"):
+        if earlier is None:
+            inverse = np.linalg.pinv(gram)
+        else:
+            repeats = earlier >= 0
+            inverse = np.empty_like(gram)
+            inverse[~repeats] = np.linalg.pinv(gram[~repeats])
+            rows, hyps = np.nonzero(repeats)
+            inverse[rows, hyps] = inverse[rows, earlier[rows, hyps]]
+        fitted = np.einsum("skcd,skd->skc", inverse, rhs) / norms
+    fitted[:, 0] = first
+    rss, cov_unit = np.empty((count, width)), np.empty((count, width, columns, columns))
+    _jit("multi_rss", _multi_rss_loop)(Ys, design, fitted, inverse, norms, rss, cov_unit)
+    return fitted, rss, cov_unit, ((A != 0) | (B != 0)).any(axis=3)
+
+
+_FIND_SORTED: Any = None
+""":func:`_find_sorted` compiled, bound before :func:`_multi_grams_loop` is compiled."""
+
+_RHS_LAYOUTS: dict[tuple, tuple[int, ...] | None] = {}
+"""Per layout of :func:`multi_fits`' inputs (:func:`_layout_key`), the axes of the numpy version's right-hand
+sides, outermost first — or ``None`` where the loops did not give the numpy version's bits (the numpy version
+runs there)."""
+
+
+def _layout_key(arrays: tuple[np.ndarray, ...]) -> tuple:
+    """What numpy's choice of layouts and loops for :func:`_multi_fits_numpy` depends on: per input its axes in
+    the order of their strides, which of its axes have one entry, and the sizes of those that do not hold series
+    or hypotheses (numpy orders a result's axes by the inputs' strides, ``order="K"``)."""
+    key = []
+    for i, a in enumerate(arrays):
+        key.append((tuple(sorted(range(a.ndim), key=lambda i, a=a: -abs(a.strides[i]))), tuple(d == 1 for d in a.shape),
+                    a.shape[2:] if i in (1, 2) else a.shape[1:]))
+    return tuple(key)
+
+
+def _rhs_layout(points, A, B, Ys, w, first) -> tuple[int, ...] | None:
+    """The axes of the numpy version's right-hand sides for inputs laid out as these, found once per layout
+    (:func:`_layout_key`) by the numpy version on two series × two hypotheses of them (their strides unchanged:
+    numpy lays the results out the same way), and the loops checked against it on those to the last bit."""
+    key = _layout_key((points, A, B, Ys, w, first))
+    if key not in _RHS_LAYOUTS:
+        rows, hyps = slice(0, min(2, A.shape[0])), slice(0, min(2, A.shape[1]))
+        part = (points, A[rows, hyps], B[rows, hyps], Ys[rows], w[rows], first[rows])
+        found: list[np.ndarray] = []
+        with np.errstate(all="ignore"):
+            slow = _multi_fits_numpy(*part, rhs_out=found)
+            axes = tuple(int(a) for a in np.argsort([-abs(v) for v in found[0].strides], kind="stable"))
+            fast = _multi_fits_loops(*part, axes, earlier_repeats(part[1], part[2]))
+        same = all(a.tobytes() == b.tobytes() for a, b in zip(fast, slow, strict=True))
+        _RHS_LAYOUTS[key] = axes if same else None
+    return _RHS_LAYOUTS[key]
+
+
+def multi_fits(points: np.ndarray, A: np.ndarray, B: np.ndarray, Ys: np.ndarray, w: np.ndarray, first: np.ndarray,
+               earlier: np.ndarray | None = None, *, use_numba: bool | None = None
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Every series (rows of ``Ys``, scaled to largest 1, relative weights ``w``; measured at ``points``, points ×
+    parameters) refitted on every hypothesis (exponents ``A``, log exponents ``B``: series × hypotheses × terms ×
+    parameters) by relative least squares: its coefficients (series × hypotheses × 1 + terms; hypothesis 0 keeps
+    ``first``, the law's own), relative RSS, unit covariance ``(XᵀWX)⁺`` (by ``np.linalg.pinv`` of the gram of the
+    columns scaled to unit weighted norm) and which terms are real (a term with no factor pads a law to the
+    table's width: its column is 0).  ``earlier``: per series and hypothesis the first earlier one it repeats, -1
+    where none (:func:`earlier_repeats`; by default found here).
+
+    The numpy version (the reference) makes the design's powers per series × hypothesis × term × point ×
+    parameter and contracts them with ``np.einsum``: ~12.7 s of a 66 s cProfile of ``pmkit show --json`` on
+    ``bench/end_to_end.py``'s 100,000 two-parameter series, beside the batched ``pinv`` (10.8 s).  The loops take
+    each factor from tables made once per call (:func:`multi_factor_tables`) and sum as ``np.einsum`` does
+    (:func:`_einsum_dot` where it reads two contiguous operands, one running sum where it reads three); the same
+    batched ``pinv`` and the same ``np.einsum`` of the inverses and right-hand sides run between them.  Where
+    ``np.einsum`` sums depends on how its operands lie in memory, which follows the layout of ``A`` (``np.stack``
+    of the hypotheses): the right-hand sides are laid out as the numpy version lays them out, found once per
+    layout of the inputs, where the loops are also checked against the numpy version to the last bit
+    (:func:`_rhs_layout`; a layout where they differ runs the numpy version), so every output is the same to the
+    last bit either way.  A first version that laid every operand out densely passed a probe on random inputs and
+    still moved the bounds' last bits on the benchmark's file: ``A`` arrives with its terms and parameters
+    outermost, and there the numpy version's product of inverses and right-hand sides sums in a running sum, not
+    in :func:`_einsum_dot`'s two lanes.  A hypothesis that repeats an earlier one of its row (18% of them on that
+    file) shares its first's inverse: ``pinv`` runs once per distinct hypothesis.
+
+    ``bench/interval_speed.py --reference-rev fa41c2e --parameters 2`` (100,000 series; with
+    :func:`pmkit.fitting.alternatives._variants`; CPU seconds, four runs, load 1–3.5): alternatives stage 20.7–25.8
+    → 16.3–20.5 s, ``pmkit show --json`` 38.4–48.7 → 34.5–39.3 s, documents byte-identical in every run
+    (``bench/README.md`` §15, "Two-parameter intervals, faster")."""
+    if not (numba_enabled() if use_numba is None else use_numba) or A.size == 0 \
+            or not (np.isfinite(A).all() and np.isfinite(B).all()):
+        return _multi_fits_numpy(points, A, B, Ys, w, first)
+    global _PAIRWISE, _EINSUM_DOT, _FIND_SORTED
+    if _PAIRWISE is None:
+        _PAIRWISE = _jit("pairwise_sum", _pairwise_sum)
+    if _EINSUM_DOT is None:
+        _EINSUM_DOT = _jit("einsum_dot", _einsum_dot)
+    if _FIND_SORTED is None:
+        _FIND_SORTED = _jit("find_sorted", _find_sorted)
+    axes = _rhs_layout(points, A, B, Ys, w, first)
+    if axes is None:
+        return _multi_fits_numpy(points, A, B, Ys, w, first)
+    return _multi_fits_loops(points, A, B, Ys, w, first, axes, earlier_repeats(A, B) if earlier is None else earlier)
