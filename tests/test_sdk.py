@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import pmkit
@@ -256,3 +258,35 @@ def test_the_shared_extra_p_experiment_cut_short_is_named_damaged(tmp_path, shar
     cut.write_bytes(source.read_bytes()[:1500])
     with pytest.raises(pmkit.InputError, match="is a damaged or truncated zip archive"):
         pmkit.read(cut)
+
+
+def _two_parameter_models():
+    b = ExperimentBuilder(["p", "n"])
+    for p in (2, 4, 8, 16, 32):
+        for n in (10, 20, 30, 40, 50):
+            b.add_values("main", "time", [p, n], [1.0 + 0.5 * p * n])
+    return model(b.build())
+
+
+@pytest.mark.parametrize(("point", "words"), [
+    ({"p": 64, "N": 60}, "no value for n (it names p, N; the model's parameters: p, n)"),
+    (64, "1 value(s) for 2 parameter(s) (p, n)"),
+    ([64, 60, 1], "3 value(s) for 2 parameter(s) (p, n)"),
+    ({"p": 64, "n": "sixty"}, "value for n is not a number: 'sixty'"),
+    (None, "a mapping of p, n to numbers, a sequence or one number; got NoneType"),
+])
+def test_a_point_that_does_not_fit_the_parameters_is_named(point, words):
+    models = _two_parameter_models()
+    for predict in (models[0].predict, models.predict):
+        with pytest.raises(ValueError, match=re.escape(words)):
+            predict(point)
+
+
+def test_a_point_as_a_sequence_or_array_in_parameter_order():
+    import numpy as np
+
+    models = _two_parameter_models()
+    by_name = models[0].predict({"p": 64, "n": 60})
+    assert models[0].predict([64, 60]) == by_name
+    assert models[0].predict(np.array([64.0, 60.0])) == by_name
+    assert models.predict((64, 60))[0][0] == pytest.approx(by_name.value)

@@ -232,15 +232,35 @@ def in_last_segment(segments: Sequence[Segment], change: ChangePoint | None, coo
 
 
 def _coordinates(point: Mapping[str, float] | Sequence[float] | float, parameters: Sequence[str]) -> list[float]:
-    """A point as its coordinates in ``parameters``' order (a mapping by name, a sequence, or one number)."""
+    """A point as its coordinates in ``parameters``' order (a mapping by name, a sequence, or one number).
+
+    A point that does not fit the parameters — a missing name, the wrong count of values, a value that
+    is not a number — is a ValueError naming the parameters, not an error from deep inside the
+    evaluation (``zip() argument 2 is longer``)."""
+    names = ", ".join(parameters)
     if isinstance(point, Mapping):
         missing = [p for p in parameters if p not in point]
         if missing:
-            raise ValueError(f"the point has no value for {missing}")
-        return [float(point[p]) for p in parameters]
-    if isinstance(point, (int, float)):
-        return [float(point)]
-    return [float(v) for v in point]
+            given = ", ".join(map(str, point)) or "nothing"
+            raise ValueError(f"the point has no value for {', '.join(missing)} (it names {given}; "
+                             f"the model's parameters: {names})")
+        values = [point[p] for p in parameters]
+    elif isinstance(point, (int, float, np.number)):
+        values = [point]
+    elif isinstance(point, (Sequence, np.ndarray)) and not isinstance(point, (str, bytes)):
+        values = list(np.ravel(point)) if isinstance(point, np.ndarray) else list(point)
+    else:
+        raise ValueError(f"a point is a mapping of {names} to numbers, a sequence or one number; "
+                         f"got {type(point).__name__}")
+    if len(values) != len(parameters):
+        raise ValueError(f"the point has {len(values)} value(s) for {len(parameters)} parameter(s) ({names})")
+    coords = []
+    for name, value in zip(parameters, values, strict=True):
+        try:
+            coords.append(float(value))
+        except (TypeError, ValueError):
+            raise ValueError(f"the point's value for {name} is not a number: {value!r}") from None
+    return coords
 
 
 class ModelSet(Sequence[Model]):
