@@ -175,6 +175,7 @@ def test_a_folder_of_separate_inputs_gets_a_hint_to_name_them(tmp_path):
     with pytest.raises(pmkit.InputError) as caught:
         pmkit.read(other)
     assert "no reader recognises this input" in str(caught.value)
+    assert "choose one with --reader (reader= in pmkit.read)" in str(caught.value)  # the SDK's name too
     assert "inputs of their own" not in str(caught.value)
 
 

@@ -53,7 +53,7 @@ def find_reader(path: str | os.PathLike, registry: Registry | None = None) -> An
         raise InputError(p, known)
     names = ", ".join(registry.names("reader")) or "none"
     raise InputError(p, f"no reader recognises this input (readers: {names}); choose one with --reader"
-                     + _inputs_inside(p, registry))
+                        f" (reader= in pmkit.read){_inputs_inside(p, registry)}")
 
 
 def _emptiness(path: Path) -> str | None:
