@@ -291,3 +291,30 @@ def test_a_point_as_a_sequence_or_array_in_parameter_order():
     assert models[0].predict([64, 60]) == by_name
     assert models[0].predict(np.array([64.0, 60.0])) == by_name
     assert models.predict((64, 60))[0][0] == pytest.approx(by_name.value)
+
+
+def test_help_on_model_names_real_options_and_how_to_list_them(builtin_registry):
+    doc = pmkit.model.__doc__
+    named = re.findall(r"``(\w+)``", doc[doc.index("``refining``'s include"):doc.index("pmkit plugins --options")])
+    assert named[0] == "refining"
+    options = {o.name for o in builtin_registry.get("modeler", "refining").options}
+    assert set(named[1:]) <= options and "hedge" in named
+    assert "UsageError" in doc and "InputError" in pmkit.read.__doc__
+
+
+def test_one_detector_name_is_a_name_not_its_letters(registry):
+    experiment = sample_experiment({"main": lambda p: p})
+    models = model(experiment, registry=registry)
+    assert {f.detector for f in detect(experiment, models, "tracer", registry=registry)} == {"tracer"}
+    analysis = analyse(experiment, detectors="other", registry=registry)
+    assert {f.detector for f in analysis.inputs[0].findings} == {"other"}
+
+
+def test_a_path_where_an_experiment_belongs_is_a_type_error_saying_what_to_pass(tmp_path):
+    experiment = sample_experiment({"main": lambda p: p})
+    with pytest.raises(TypeError, match=r"pmkit.model\(\) takes an Experiment: pmkit.read\(path\) gives one; got str"):
+        model("example-study")
+    with pytest.raises(TypeError, match=r"pmkit.detect\(\) takes an Experiment.*got PosixPath"):
+        detect(tmp_path, model(experiment))
+    with pytest.raises(TypeError, match=r"pmkit.detect\(\) takes its models: pmkit.model\(experiment\) gives them"):
+        detect(experiment, [])
