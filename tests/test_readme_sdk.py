@@ -55,9 +55,19 @@ def test_the_sdk_example_runs_as_written_on_the_inputs_it_names(tmp_path, monkey
     assert len(namespace["findings"]) >= 1 and all(f.detector == "kluge" for f in namespace["findings"])
 
 
+def test_the_json_example_reads_back_the_law_it_wrote(tmp_path, monkeypatch, builtin_registry):
+    monkeypatch.chdir(tmp_path)
+    run_generators("# python -m pmkit.testing.example_study example-study\n")
+    block = next(b for b in sdk_blocks() if "write_models" in b)
+    namespace: dict = {"__name__": "readme_json"}
+    exec(compile(block, "README.md (SDK, JSON)", "exec"), namespace)
+    assert namespace["document"]["schema"] == "pmkit.models/1"
+    assert len(namespace["document"]["models"]) == len(namespace["models"])
+    assert namespace["law"] == namespace["models"][0].function
+
+
 def test_the_dask_example_does_all_its_work_under_the_main_guard():
-    dask_block = sdk_blocks()[1]
-    assert "open_executor" in dask_block
+    dask_block = next(b for b in sdk_blocks() if "open_executor" in b)
     body = dask_block[dask_block.index('if __name__ == "__main__":'):]
     before = dask_block[:dask_block.index('if __name__ == "__main__":')]
     assert [line for line in before.splitlines() if line.strip() and not line.startswith(("import ", "#"))] == []
