@@ -318,3 +318,20 @@ def test_a_path_where_an_experiment_belongs_is_a_type_error_saying_what_to_pass(
         detect(tmp_path, model(experiment))
     with pytest.raises(TypeError, match=r"pmkit.detect\(\) takes its models: pmkit.model\(experiment\) gives them"):
         detect(experiment, [])
+
+
+@pytest.mark.parametrize("value", [0, -8, float("nan"), float("inf")])
+def test_a_point_or_target_outside_the_positive_parameters_is_refused(value, recwarn):
+    models = _two_parameter_models()
+    for predict in (models[0].predict, models.predict):
+        with pytest.raises(ValueError, match=r"value for p must be a positive number \(a law holds for p, n > 0\)"):
+            predict({"p": value, "n": 60})
+    experiment = sample_experiment({"main": lambda p: p})
+    with pytest.raises(UsageError, match=r"target p: .* must be a positive number"):
+        analyse(experiment, target={"p": value})
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+
+
+def test_a_target_that_is_not_a_number_is_named():
+    with pytest.raises(UsageError, match=r"target p: 'big' must be a positive number"):
+        analyse(sample_experiment({"main": lambda p: p}), target={"p": "big"})

@@ -235,8 +235,8 @@ def _coordinates(point: Mapping[str, float] | Sequence[float] | float, parameter
     """A point as its coordinates in ``parameters``' order (a mapping by name, a sequence, or one number).
 
     A point that does not fit the parameters — a missing name, the wrong count of values, a value that
-    is not a number — is a ValueError naming the parameters, not an error from deep inside the
-    evaluation (``zip() argument 2 is longer``)."""
+    is not a positive number — is a ValueError naming the parameters, not an error from deep inside the
+    evaluation (``zip() argument 2 is longer``) or a prediction of -inf with a numpy warning."""
     names = ", ".join(parameters)
     if isinstance(point, Mapping):
         missing = [p for p in parameters if p not in point]
@@ -260,6 +260,9 @@ def _coordinates(point: Mapping[str, float] | Sequence[float] | float, parameter
             coords.append(float(value))
         except (TypeError, ValueError):
             raise ValueError(f"the point's value for {name} is not a number: {value!r}") from None
+        if not (math.isfinite(coords[-1]) and coords[-1] > 0):  # log2(0), (-8)^(2/3): -inf, NaN and numpy warnings
+            raise ValueError(f"the point's value for {name} must be a positive number (a law holds for "
+                             f"{names} > 0), got {value!r}")
     return coords
 
 

@@ -14,6 +14,7 @@ chooses where reading and modeling tasks run (:mod:`pmkit.executors`); the resul
 
 from __future__ import annotations
 
+import math
 import os
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -366,8 +367,26 @@ def analyse(inputs: str | os.PathLike | Experiment | Inputs | Sequence[str | os.
     The :class:`~pmkit.analysis.Analysis` holds everything every view shows; see :mod:`pmkit.analysis`.
     """
     with executors.using(executor):
-        return _analyse(inputs, metric, target, measure, modeler, modeler_options, models, prior, detectors,
-                        detector_options, callpath, registry)
+        return _analyse(inputs, metric, _positive_target(target), measure, modeler, modeler_options, models, prior,
+                        detectors, detector_options, callpath, registry)
+
+
+def _positive_target(target: Mapping[str, float] | None) -> dict[str, float] | None:
+    """``target`` with every value a positive number, as ``--at`` requires: a law in performance model normal
+    form holds for positive parameters only (``log2(0)``, ``(-8)^(2/3)``), so 0, a negative value, NaN or
+    infinity is a UsageError rather than a prediction of -inf or NaN."""
+    if target is None:
+        return None
+    checked = {}
+    for name, value in target.items():
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            number = math.nan
+        if not (math.isfinite(number) and number > 0):
+            raise UsageError(f"target {name}: {excerpt(value)} must be a positive number")
+        checked[name] = number
+    return checked
 
 
 def _analyse(inputs: Any, metric: str | None, target: Mapping[str, float] | None, measure: str, modeler: str,
