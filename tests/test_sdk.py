@@ -335,3 +335,9 @@ def test_a_point_or_target_outside_the_positive_parameters_is_refused(value, rec
 def test_a_target_that_is_not_a_number_is_named():
     with pytest.raises(UsageError, match=r"target p: 'big' must be a positive number"):
         analyse(sample_experiment({"main": lambda p: p}), target={"p": "big"})
+
+
+def test_a_model_set_shows_what_it_holds():
+    models = _two_parameter_models()
+    assert repr(models) == "<ModelSet 1 model of p, n by refining>"
+    assert repr(pmkit.ModelSet(("p",), [models[0]] * 2)) == "<ModelSet 2 models of p>"

@@ -300,6 +300,12 @@ class ModelSet(Sequence[Model]):
         self.modeler = modeler
         self._index: dict[tuple[str, str], int] | None = None
 
+    def __repr__(self) -> str:
+        """``<ModelSet 39 models of p by refining>``: what a notebook shows, without building a model."""
+        by = f" by {self.modeler}" if self.modeler else ""
+        count = f"{len(self)} model" + ("" if len(self) == 1 else "s")
+        return f"<ModelSet {count} of {', '.join(self.parameters) or 'no parameter'}{by}>"
+
     def __len__(self) -> int:
         return len(self._cache)
 
