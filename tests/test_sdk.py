@@ -341,3 +341,16 @@ def test_a_model_set_shows_what_it_holds():
     models = _two_parameter_models()
     assert repr(models) == "<ModelSet 1 model of p, n by refining>"
     assert repr(pmkit.ModelSet(("p",), [models[0]] * 2)) == "<ModelSet 2 models of p>"
+
+
+def test_a_hedged_law_says_so_in_its_notes():
+    from test_hedging import weak_experiment
+
+    from pmkit.modelers.multiparam import HEDGE_NOTE
+
+    experiment, _, _ = weak_experiment(60, 5)
+    plain, hedged = model(experiment), model(experiment, hedge=True)
+    changed = [a.function != b.function for a, b in zip(plain, hedged, strict=True)]
+    assert any(changed) and not all(changed)
+    assert [HEDGE_NOTE in m.notes for m in hedged] == changed
+    assert not any(HEDGE_NOTE in m.notes for m in plain)
