@@ -153,11 +153,13 @@ class PluginFailure:
     error: str
     builtin: bool = False
     message: str = ""
+    entry_point: str = ""
+    """``name = module`` of the entry point that failed: a package may declare several."""
 
     def to_json(self) -> dict[str, Any]:
         return {"name": None, "kind": None, "plugin": self.plugin, "version": self.version,
                 "builtin": self.builtin, "status": f"failed ({self.stage})", "error": self.error,
-                "description": "", "options": []}
+                "entry_point": self.entry_point or None, "description": "", "options": []}
 
 
 @dataclass
@@ -225,8 +227,8 @@ def _package(plugin: str, version: str, builtin: bool) -> str:
 
 
 def _failure(registry: Registry, plugin: str, version: str, stage: str, error: str, message: str,
-             builtin: bool = False) -> None:
-    registry.failures.append(PluginFailure(plugin, version, stage, error, builtin, message))
+             builtin: bool = False, entry_point: str = "") -> None:
+    registry.failures.append(PluginFailure(plugin, version, stage, error, builtin, message, entry_point))
     registry.warnings.append(message)
 
 
@@ -274,8 +276,10 @@ def build_registry(plugins: Iterable[Any] = (), *, builtins: bool = True,
                 _remember_module(registry, obj, _package(label, version, False))
             except PLUGIN_FAULTS as exc:
                 package = _package(label, version, False)
+                where = f"{ep.name} = {ep.value}"
                 _failure(registry, label, version, stage, _describe(exc),
-                         f"plugin {package} failed to {stage} and was skipped: {_describe(exc)}")
+                         f"plugin {package} failed to {stage} and was skipped: {_describe(exc)} (entry point {where})",
+                         entry_point=where)
 
     for i, obj in enumerate(plugins):
         label = getattr(obj, "__name__", None) or type(obj).__name__
