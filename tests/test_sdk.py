@@ -354,3 +354,26 @@ def test_a_hedged_law_says_so_in_its_notes():
     assert any(changed) and not all(changed)
     assert [HEDGE_NOTE in m.notes for m in hedged] == changed
     assert not any(HEDGE_NOTE in m.notes for m in plain)
+
+
+class _HalfModeler:
+    name = "half"
+    description = "a modeler without model()"
+    options = ()
+
+
+class _RegistersHalf:
+    @hookimpl
+    def pmkit_register_modelers(self, register):
+        register(_HalfModeler())
+
+
+def test_asking_for_a_rejected_plugin_object_says_why_it_was_rejected():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        registry = build_registry([_RegistersHalf()], entry_points=False)
+    with pytest.raises(UsageError, match=r"no modeler named 'half'; the modeler 'half' of .* was rejected: "
+                                         r"not a modeler: lacks model; available: "):
+        model(sample_experiment({"main": lambda p: p}), "half", registry=registry)

@@ -184,11 +184,14 @@ class Registry:
         return sorted(self.registrations[kind])
 
     def entry(self, kind: str, name: str) -> Registration:
-        """The registration of ``name``; UsageError listing the available names if there is none."""
+        """The registration of ``name``; UsageError listing the available names if there is none, and saying
+        why where a plugin registered one that was rejected (``not a modeler: lacks model``)."""
         found = self.registrations[kind].get(name)
         if found is None:
             available = ", ".join(self.names(kind)) or "none"
-            raise UsageError(f"no {kind} named {name!r}; available: {available}")
+            why = next((f"; the {kind} {name!r} of {r.package} was rejected: {r.error}" for r in self.rejected
+                        if r.status == "rejected" and r.kind == kind and r.name == name), "")
+            raise UsageError(f"no {kind} named {name!r}{why}; available: {available}")
         return found
 
     def get(self, kind: str, name: str) -> Any:
