@@ -301,6 +301,7 @@ def test_a_plugin_that_raises_on_import_is_reported_with_its_error(rows: list[di
     assert broken["status"] == "failed (import)"
     assert broken["version"] == "0.0.1"
     assert broken["error"] == "RuntimeError: tiny-broken cannot start: its licence file is missing"
+    assert broken["entry_point"] == "tiny_broken = tiny_broken", "a package may declare several entry points"
 
 
 def test_a_plugin_calling_sys_exit_on_import_is_reported_like_any_failure(rows: list[dict[str, Any]]) -> None:
@@ -343,6 +344,7 @@ def test_every_command_still_works_beside_a_broken_plugin(site: Path, tiny_input
     assert result.returncode == 0, result.stderr
     assert "plugin tiny-broken 0.0.1 failed to import and was skipped: RuntimeError" in result.stderr
     assert "plugin tiny-exit 0.3 failed to import and was skipped: SystemExit" in result.stderr
+    assert "cannot start: its licence file is missing (entry point tiny_broken = tiny_broken)" in result.stderr
     (model,) = json.loads(result.stdout)["models"]
     assert model["function"]["constant"] == 13.0 and model["modeler"] == "tiny-mean"
     shown = model_and_show["show"]

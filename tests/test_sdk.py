@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import pmkit
@@ -173,6 +175,7 @@ def test_a_folder_of_separate_inputs_gets_a_hint_to_name_them(tmp_path):
     with pytest.raises(pmkit.InputError) as caught:
         pmkit.read(other)
     assert "no reader recognises this input" in str(caught.value)
+    assert "choose one with --reader (reader= in pmkit.read)" in str(caught.value)  # the SDK's name too
     assert "inputs of their own" not in str(caught.value)
 
 
@@ -256,3 +259,121 @@ def test_the_shared_extra_p_experiment_cut_short_is_named_damaged(tmp_path, shar
     cut.write_bytes(source.read_bytes()[:1500])
     with pytest.raises(pmkit.InputError, match="is a damaged or truncated zip archive"):
         pmkit.read(cut)
+
+
+def _two_parameter_models():
+    b = ExperimentBuilder(["p", "n"])
+    for p in (2, 4, 8, 16, 32):
+        for n in (10, 20, 30, 40, 50):
+            b.add_values("main", "time", [p, n], [1.0 + 0.5 * p * n])
+    return model(b.build())
+
+
+@pytest.mark.parametrize(("point", "words"), [
+    ({"p": 64, "N": 60}, "no value for n (it names p, N; the model's parameters: p, n)"),
+    (64, "1 value(s) for 2 parameter(s) (p, n)"),
+    ([64, 60, 1], "3 value(s) for 2 parameter(s) (p, n)"),
+    ({"p": 64, "n": "sixty"}, "value for n is not a number: 'sixty'"),
+    (None, "a mapping of p, n to numbers, a sequence or one number; got NoneType"),
+])
+def test_a_point_that_does_not_fit_the_parameters_is_named(point, words):
+    models = _two_parameter_models()
+    for predict in (models[0].predict, models.predict):
+        with pytest.raises(ValueError, match=re.escape(words)):
+            predict(point)
+
+
+def test_a_point_as_a_sequence_or_array_in_parameter_order():
+    import numpy as np
+
+    models = _two_parameter_models()
+    by_name = models[0].predict({"p": 64, "n": 60})
+    assert models[0].predict([64, 60]) == by_name
+    assert models[0].predict(np.array([64.0, 60.0])) == by_name
+    assert models.predict((64, 60))[0][0] == pytest.approx(by_name.value)
+
+
+def test_help_on_model_names_real_options_and_how_to_list_them(builtin_registry):
+    doc = pmkit.model.__doc__
+    named = re.findall(r"``(\w+)``", doc[doc.index("``refining``'s include"):doc.index("pmkit plugins --options")])
+    assert named[0] == "refining"
+    options = {o.name for o in builtin_registry.get("modeler", "refining").options}
+    assert set(named[1:]) <= options and "hedge" in named
+    assert "UsageError" in doc and "InputError" in pmkit.read.__doc__
+
+
+def test_one_detector_name_is_a_name_not_its_letters(registry):
+    experiment = sample_experiment({"main": lambda p: p})
+    models = model(experiment, registry=registry)
+    assert {f.detector for f in detect(experiment, models, "tracer", registry=registry)} == {"tracer"}
+    analysis = analyse(experiment, detectors="other", registry=registry)
+    assert {f.detector for f in analysis.inputs[0].findings} == {"other"}
+
+
+def test_a_path_where_an_experiment_belongs_is_a_type_error_saying_what_to_pass(tmp_path):
+    experiment = sample_experiment({"main": lambda p: p})
+    with pytest.raises(TypeError, match=r"pmkit.model\(\) takes an Experiment: pmkit.read\(path\) gives one; got str"):
+        model("example-study")
+    with pytest.raises(TypeError, match=r"pmkit.detect\(\) takes an Experiment.*got PosixPath"):
+        detect(tmp_path, model(experiment))
+    with pytest.raises(TypeError, match=r"pmkit.detect\(\) takes its models: pmkit.model\(experiment\) gives them"):
+        detect(experiment, [])
+
+
+@pytest.mark.parametrize("value", [0, -8, float("nan"), float("inf")])
+def test_a_point_or_target_outside_the_positive_parameters_is_refused(value, recwarn):
+    models = _two_parameter_models()
+    for predict in (models[0].predict, models.predict):
+        with pytest.raises(ValueError, match=r"value for p must be a positive number \(a law holds for p, n > 0\)"):
+            predict({"p": value, "n": 60})
+    experiment = sample_experiment({"main": lambda p: p})
+    with pytest.raises(UsageError, match=r"target p: .* must be a positive number"):
+        analyse(experiment, target={"p": value})
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+
+
+def test_a_target_that_is_not_a_number_is_named():
+    with pytest.raises(UsageError, match=r"target p: 'big' must be a positive number"):
+        analyse(sample_experiment({"main": lambda p: p}), target={"p": "big"})
+
+
+def test_a_model_set_shows_what_it_holds():
+    models = _two_parameter_models()
+    assert repr(models) == "<ModelSet 1 model of p, n by refining>"
+    assert repr(pmkit.ModelSet(("p",), [models[0]] * 2)) == "<ModelSet 2 models of p>"
+
+
+def test_a_hedged_law_says_so_in_its_notes():
+    from test_hedging import weak_experiment
+
+    from pmkit.modelers.multiparam import HEDGE_NOTE
+
+    experiment, _, _ = weak_experiment(60, 5)
+    plain, hedged = model(experiment), model(experiment, hedge=True)
+    changed = [a.function != b.function for a, b in zip(plain, hedged, strict=True)]
+    assert any(changed) and not all(changed)
+    assert [HEDGE_NOTE in m.notes for m in hedged] == changed
+    assert not any(HEDGE_NOTE in m.notes for m in plain)
+
+
+class _HalfModeler:
+    name = "half"
+    description = "a modeler without model()"
+    options = ()
+
+
+class _RegistersHalf:
+    @hookimpl
+    def pmkit_register_modelers(self, register):
+        register(_HalfModeler())
+
+
+def test_asking_for_a_rejected_plugin_object_says_why_it_was_rejected():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        registry = build_registry([_RegistersHalf()], entry_points=False)
+    with pytest.raises(UsageError, match=r"no modeler named 'half'; the modeler 'half' of .* was rejected: "
+                                         r"not a modeler: lacks model; available: "):
+        model(sample_experiment({"main": lambda p: p}), "half", registry=registry)

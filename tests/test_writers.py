@@ -131,6 +131,16 @@ def test_a_format_needing_a_missing_package_says_what_to_install(monkeypatch) ->
     assert missing_dependency("parquet") == "--format parquet needs pyarrow: pip install 'pmkit-hpc[parquet]'"
 
 
+def test_writing_a_format_whose_package_is_missing_is_a_usage_error_from_the_sdk(monkeypatch) -> None:
+    import importlib.util
+
+    import pmkit
+
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(pmkit.UsageError, match=r"needs pyarrow: pip install 'pmkit-hpc\[parquet\]'"):
+        write_models("parquet", io.BytesIO(), ("p",), [])
+
+
 TEXT = ("PARAMETER p\nPOINTS 2 4 8 16 32\nMETRIC time\n"
         + "".join(f"REGION main->f{k}\n" + "".join(f"DATA {(k + 1) * v ** 1.5:.6g}\n" for v in (2, 4, 8, 16, 32))
                   for k in range(4)))

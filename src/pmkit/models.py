@@ -232,15 +232,38 @@ def in_last_segment(segments: Sequence[Segment], change: ChangePoint | None, coo
 
 
 def _coordinates(point: Mapping[str, float] | Sequence[float] | float, parameters: Sequence[str]) -> list[float]:
-    """A point as its coordinates in ``parameters``' order (a mapping by name, a sequence, or one number)."""
+    """A point as its coordinates in ``parameters``' order (a mapping by name, a sequence, or one number).
+
+    A point that does not fit the parameters — a missing name, the wrong count of values, a value that
+    is not a positive number — is a ValueError naming the parameters, not an error from deep inside the
+    evaluation (``zip() argument 2 is longer``) or a prediction of -inf with a numpy warning."""
+    names = ", ".join(parameters)
     if isinstance(point, Mapping):
         missing = [p for p in parameters if p not in point]
         if missing:
-            raise ValueError(f"the point has no value for {missing}")
-        return [float(point[p]) for p in parameters]
-    if isinstance(point, (int, float)):
-        return [float(point)]
-    return [float(v) for v in point]
+            given = ", ".join(map(str, point)) or "nothing"
+            raise ValueError(f"the point has no value for {', '.join(missing)} (it names {given}; "
+                             f"the model's parameters: {names})")
+        values = [point[p] for p in parameters]
+    elif isinstance(point, (int, float, np.number)):
+        values = [point]
+    elif isinstance(point, (Sequence, np.ndarray)) and not isinstance(point, (str, bytes)):
+        values = list(np.ravel(point)) if isinstance(point, np.ndarray) else list(point)
+    else:
+        raise ValueError(f"a point is a mapping of {names} to numbers, a sequence or one number; "
+                         f"got {type(point).__name__}")
+    if len(values) != len(parameters):
+        raise ValueError(f"the point has {len(values)} value(s) for {len(parameters)} parameter(s) ({names})")
+    coords = []
+    for name, value in zip(parameters, values, strict=True):
+        try:
+            coords.append(float(value))
+        except (TypeError, ValueError):
+            raise ValueError(f"the point's value for {name} is not a number: {value!r}") from None
+        if not (math.isfinite(coords[-1]) and coords[-1] > 0):  # log2(0), (-8)^(2/3): -inf, NaN and numpy warnings
+            raise ValueError(f"the point's value for {name} must be a positive number (a law holds for "
+                             f"{names} > 0), got {value!r}")
+    return coords
 
 
 class ModelSet(Sequence[Model]):
@@ -276,6 +299,12 @@ class ModelSet(Sequence[Model]):
             self._make = make
         self.modeler = modeler
         self._index: dict[tuple[str, str], int] | None = None
+
+    def __repr__(self) -> str:
+        """``<ModelSet 39 models of p by refining>``: what a notebook shows, without building a model."""
+        by = f" by {self.modeler}" if self.modeler else ""
+        count = f"{len(self)} model" + ("" if len(self) == 1 else "s")
+        return f"<ModelSet {count} of {', '.join(self.parameters) or 'no parameter'}{by}>"
 
     def __len__(self) -> int:
         return len(self._cache)

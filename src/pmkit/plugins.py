@@ -153,11 +153,13 @@ class PluginFailure:
     error: str
     builtin: bool = False
     message: str = ""
+    entry_point: str = ""
+    """``name = module`` of the entry point that failed: a package may declare several."""
 
     def to_json(self) -> dict[str, Any]:
         return {"name": None, "kind": None, "plugin": self.plugin, "version": self.version,
                 "builtin": self.builtin, "status": f"failed ({self.stage})", "error": self.error,
-                "description": "", "options": []}
+                "entry_point": self.entry_point or None, "description": "", "options": []}
 
 
 @dataclass
@@ -182,11 +184,14 @@ class Registry:
         return sorted(self.registrations[kind])
 
     def entry(self, kind: str, name: str) -> Registration:
-        """The registration of ``name``; UsageError listing the available names if there is none."""
+        """The registration of ``name``; UsageError listing the available names if there is none, and saying
+        why where a plugin registered one that was rejected (``not a modeler: lacks model``)."""
         found = self.registrations[kind].get(name)
         if found is None:
             available = ", ".join(self.names(kind)) or "none"
-            raise UsageError(f"no {kind} named {name!r}; available: {available}")
+            why = next((f"; the {kind} {name!r} of {r.package} was rejected: {r.error}" for r in self.rejected
+                        if r.status == "rejected" and r.kind == kind and r.name == name), "")
+            raise UsageError(f"no {kind} named {name!r}{why}; available: {available}")
         return found
 
     def get(self, kind: str, name: str) -> Any:
@@ -225,8 +230,8 @@ def _package(plugin: str, version: str, builtin: bool) -> str:
 
 
 def _failure(registry: Registry, plugin: str, version: str, stage: str, error: str, message: str,
-             builtin: bool = False) -> None:
-    registry.failures.append(PluginFailure(plugin, version, stage, error, builtin, message))
+             builtin: bool = False, entry_point: str = "") -> None:
+    registry.failures.append(PluginFailure(plugin, version, stage, error, builtin, message, entry_point))
     registry.warnings.append(message)
 
 
@@ -274,8 +279,10 @@ def build_registry(plugins: Iterable[Any] = (), *, builtins: bool = True,
                 _remember_module(registry, obj, _package(label, version, False))
             except PLUGIN_FAULTS as exc:
                 package = _package(label, version, False)
+                where = f"{ep.name} = {ep.value}"
                 _failure(registry, label, version, stage, _describe(exc),
-                         f"plugin {package} failed to {stage} and was skipped: {_describe(exc)}")
+                         f"plugin {package} failed to {stage} and was skipped: {_describe(exc)} (entry point {where})",
+                         entry_point=where)
 
     for i, obj in enumerate(plugins):
         label = getattr(obj, "__name__", None) or type(obj).__name__

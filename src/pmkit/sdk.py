@@ -14,6 +14,7 @@ chooses where reading and modeling tasks run (:mod:`pmkit.executors`); the resul
 
 from __future__ import annotations
 
+import math
 import os
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -23,7 +24,7 @@ from typing import Any
 from pmkit import executors, progress
 from pmkit.analysis import Analysis, InputAnalysis, Inputs, LoadedPrior, PredictedTotal, PriorOutcome
 from pmkit.constraints import Constraint
-from pmkit.errors import InputError, PluginError, UsageError, input_problem, path_text
+from pmkit.errors import InputError, PluginError, UsageError, excerpt, input_problem, path_text
 from pmkit.experiment import MEASURES, Experiment
 from pmkit.findings import Finding
 from pmkit.hookspecs import ContributesToAnalysis
@@ -53,7 +54,7 @@ def find_reader(path: str | os.PathLike, registry: Registry | None = None) -> An
         raise InputError(p, known)
     names = ", ".join(registry.names("reader")) or "none"
     raise InputError(p, f"no reader recognises this input (readers: {names}); choose one with --reader"
-                     + _inputs_inside(p, registry))
+                        f" (reader= in pmkit.read){_inputs_inside(p, registry)}")
 
 
 def _emptiness(path: Path) -> str | None:
@@ -119,8 +120,14 @@ Engine = str | executors.Executor | Any
 
 def read(path: str | os.PathLike, reader: str | None = None, *, registry: Registry | None = None,
          executor: Engine | None = None, **options: Any) -> Experiment:
-    """Read ``path`` with the named reader, or the one that recognises it; ``executor`` runs the
-    reader's tasks (one per Cube file, per OTF2 location chunk)."""
+    """Read ``path`` — a file or a folder of runs — with the named reader, or the one that recognises it.
+
+    ``options`` are the reader's declared options (``pmkit plugins --options`` lists them; a string is
+    parsed as on the command line).  ``executor`` runs the reader's tasks (one per Cube file, per OTF2
+    location chunk).  A file that is missing, unreadable or not understood raises
+    :class:`~pmkit.errors.InputError` naming it (and the line, where there is one); an unknown reader or
+    option :class:`~pmkit.errors.UsageError`.
+    """
     with executors.using(executor):
         return _read(path, reader, registry, options)
 
@@ -182,8 +189,16 @@ def model(experiment: Experiment, modeler: str = DEFAULT_MODELER, *, metrics: Se
     ``measure`` reduces repetitions (mean, median, min, max); ``constraints`` restrict each call
     path's search space (see :func:`model_with_prior` to take them from a prior); ``executor`` models
     large batches in chunks on other processes or a cluster (:mod:`pmkit.modelchunks`); other keyword
-    arguments are the modeler's declared options.
+    arguments are the modeler's declared options — ``refining``'s include ``hedge`` (several parameters),
+    ``segments`` and ``falling``; ``pmkit plugins --options`` lists every modeler's, and
+    ``pmkit.plugins.get_registry().get("modeler", name).options`` gives them in Python.  A string value
+    is parsed as on the command line (``hedge="true"``).  An unknown modeler, option, metric or call
+    path, or a value of another type than the option's, raises :class:`~pmkit.errors.UsageError`.
+
+    The result holds one model per series: ``models.get(callpath, metric)`` (None where there is
+    none), ``model.predict(point)`` with its interval, ``models.predict(point)`` every one as arrays.
     """
+    _expect(experiment, Experiment, "model", "an Experiment: pmkit.read(path) gives one")
     if isinstance(metrics, str):
         metrics = [metrics]
     if isinstance(callpaths, str):
@@ -278,9 +293,9 @@ def _fit_with_prior(entry: Registration, values: Mapping[str, Any], experiment: 
     return models, PriorOutcome(prior.name, constraints, tuple(contradictions))
 
 
-def detect(experiment: Experiment, models: ModelSet, detectors: Sequence[str] | None = None, *,
+def detect(experiment: Experiment, models: ModelSet, detectors: str | Sequence[str] | None = None, *,
            registry: Registry | None = None, **options: Any) -> list[Finding]:
-    """Run the named detectors (default: all registered) and return their findings, worst first.
+    """Run the named detector or detectors (default: all registered) and return their findings, worst first.
 
     ``name=value`` options reach every selected detector that declares ``name``; ``detector.name``
     (``**{"kluge.reference": "ref.json"}``) reaches that detector only.  An option none of them
@@ -288,13 +303,24 @@ def detect(experiment: Experiment, models: ModelSet, detectors: Sequence[str] | 
     is skipped with a :class:`~pmkit.plugins.PluginWarning` naming it and its package; the others
     still run.
     """
+    _expect(experiment, Experiment, "detect", "an Experiment: pmkit.read(path) gives one")
+    _expect(models, ModelSet, "detect", "its models: pmkit.model(experiment) gives them")
     return _run_detectors(_detectors(detectors, registry, options), experiment, models)
 
 
-def _detectors(detectors: Sequence[str] | None, registry: Registry | None,
+def _expect(value: Any, kind: type, verb: str, what: str) -> None:
+    """A TypeError naming what ``verb`` takes, for a path or anything else given where ``kind`` belongs —
+    rather than an AttributeError from deep inside the modeling or a detector skipped with a warning."""
+    if not isinstance(value, kind):
+        raise TypeError(f"pmkit.{verb}() takes {what}; got {type(value).__name__} {excerpt(value)}")
+
+
+def _detectors(detectors: str | Sequence[str] | None, registry: Registry | None,
                options: Mapping[str, Any]) -> list[tuple[Registration, dict[str, Any]]]:
     """The selected detectors (default: all registered), each with its options routed and resolved."""
     registry = registry or get_registry()
+    if isinstance(detectors, str):  # one name, not its letters
+        detectors = [detectors]
     names = list(detectors) if detectors is not None else registry.names("detector")
     entries = {name: registry.entry("detector", name) for name in names}
     given = route_options({name: entry.obj.options for name, entry in entries.items()}, options, "detector")
@@ -323,7 +349,7 @@ def analyse(inputs: str | os.PathLike | Experiment | Inputs | Sequence[str | os.
             metric: str | None = None, target: Mapping[str, float] | None = None, measure: str = "mean",
             modeler: str = DEFAULT_MODELER, modeler_options: Mapping[str, Any] | None = None,
             models: ModelSet | None = None, prior: LoadedPrior | None = None,
-            detectors: Sequence[str] | None = None, detector_options: Mapping[str, Any] | None = None,
+            detectors: str | Sequence[str] | None = None, detector_options: Mapping[str, Any] | None = None,
             callpath: str | None = None, registry: Registry | None = None,
             executor: Engine | None = None) -> Analysis:
     """Model one metric of every input, run the detectors, and find where it stops scaling — once.
@@ -341,13 +367,31 @@ def analyse(inputs: str | os.PathLike | Experiment | Inputs | Sequence[str | os.
     The :class:`~pmkit.analysis.Analysis` holds everything every view shows; see :mod:`pmkit.analysis`.
     """
     with executors.using(executor):
-        return _analyse(inputs, metric, target, measure, modeler, modeler_options, models, prior, detectors,
-                        detector_options, callpath, registry)
+        return _analyse(inputs, metric, _positive_target(target), measure, modeler, modeler_options, models, prior,
+                        detectors, detector_options, callpath, registry)
+
+
+def _positive_target(target: Mapping[str, float] | None) -> dict[str, float] | None:
+    """``target`` with every value a positive number, as ``--at`` requires: a law in performance model normal
+    form holds for positive parameters only (``log2(0)``, ``(-8)^(2/3)``), so 0, a negative value, NaN or
+    infinity is a UsageError rather than a prediction of -inf or NaN."""
+    if target is None:
+        return None
+    checked = {}
+    for name, value in target.items():
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            number = math.nan
+        if not (math.isfinite(number) and number > 0):
+            raise UsageError(f"target {name}: {excerpt(value)} must be a positive number")
+        checked[name] = number
+    return checked
 
 
 def _analyse(inputs: Any, metric: str | None, target: Mapping[str, float] | None, measure: str, modeler: str,
              modeler_options: Mapping[str, Any] | None, models: ModelSet | None, prior: LoadedPrior | None,
-             detectors: Sequence[str] | None, detector_options: Mapping[str, Any] | None, callpath: str | None,
+             detectors: str | Sequence[str] | None, detector_options: Mapping[str, Any] | None, callpath: str | None,
              registry: Registry | None) -> Analysis:
     from pmkit.detail import detail
     from pmkit.scaling import analyse as scaling_report

@@ -598,7 +598,6 @@ def _model_multiparameter(batch: SeriesBatch, options: dict[str, Any], modeler: 
         return list(results.groups[results.group_of[i]].notes) + notes
 
     group_notes = np.append(codes_of([g.notes for g in results.groups]), -1)[results.group_of]
-    notes = intern_notes([*data.note_keys(), constraint_id, group_notes], notes_of)
     segments = changes.entries(parameters, results)
 
     @functools.cache
@@ -611,6 +610,14 @@ def _model_multiparameter(batch: SeriesBatch, options: dict[str, Any], modeler: 
     # a group's series are refitted together (one batched solve): a build's blocks are the groups
     uncertainty = Uncertainty(alternatives, len(batch), blocks=results.group_of)
     hedged = _hedged(batch, data, results, contexts, segments, uncertainty) if options.get("hedge") else None
+    replaced = np.zeros(len(batch), dtype=np.int64)
+    if hedged is not None:
+        replaced[hedged.rows] = 1
+
+    def noted(i: int) -> list[str]:  # a hedged series says so: its law is not the one that fits best
+        return [*notes_of(i), HEDGE_NOTE] if replaced[i] else notes_of(i)
+
+    notes = intern_notes([*data.note_keys(), constraint_id, group_notes, replaced], noted)
     columns = multiparam_columns(batch, results, data.points_present, notes, modeler, options, hedged)
     for i, (pieces, _) in segments.items():  # quality over both segments' points
         q = combined_quality(pieces, *(int(v) for v in changes.sizes[i]), float(changes.tss[i]),
@@ -620,6 +627,10 @@ def _model_multiparameter(batch: SeriesBatch, options: dict[str, Any], modeler: 
     columns.uncertainty = uncertainty
     return ModelSet(parameters, columns=columns)
 
+
+HEDGE_NOTE = ("hedge: the law between the best-fitting one and a rival the points cannot reject "
+              "(they predict more than 4× apart at 8× the largest values)")
+"""The note of a series whose law the ``hedge`` option replaced, so that a user can tell which laws are hedged."""
 
 @dataclass
 class _Hedged:

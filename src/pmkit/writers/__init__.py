@@ -51,7 +51,13 @@ def write_models(fmt: str, stream: Any, parameters: Sequence[str], sets: Sequenc
                  sources: Sequence[str] = (), skipped: Iterable[Skipped] = (),
                  findings: Iterable[Finding] = (), chunk: int = CHUNK) -> None:
     """Write the models of every (source, model set) to the binary ``stream`` in format ``fmt``, ``chunk``
-    series at a time."""
+    series at a time.  A format whose package is not installed (pyarrow for Parquet and Arrow) is a
+    UsageError naming what to install, not a ModuleNotFoundError from inside."""
+    problem = missing_dependency(fmt)
+    if problem:
+        from pmkit.errors import UsageError
+
+        raise UsageError(problem)
     if fmt in ("json", "jsonl"):
         from pmkit.writers.jsonfiles import write_document, write_lines
 
