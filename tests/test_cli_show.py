@@ -137,6 +137,21 @@ def test_markdown_and_callpath_detail(study, capsys):
     assert "● mean" in text and "log axes: p" in text
 
 
+def test_a_metric_zero_everywhere_still_shows_its_call_paths(tmp_path, capsys):
+    # no call path has a share when both totals are 0: the tree keeps them all rather than "… 2 more", and an
+    # exact 0 (its interval [0, 0]) is not flagged as spanning more than 10×
+    lines = ["PARAMETER p", "POINTS 2 4 8 16 32", "METRIC bytes"]
+    for path in ("main", "main->send"):
+        lines += [f"REGION {path}"] + ["DATA 0"] * 5
+    file = tmp_path / "zero.txt"
+    file.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert main(["show", str(file)]) == 0
+    text = capsys.readouterr().out
+    tree = text.split("Call tree")[1].split("share now:")[0]
+    assert "main" in tree and "send" in tree and "more" not in tree
+    assert "0?" not in tree
+
+
 def test_tree_options(study, capsys):
     assert main(["show", str(study), "--depth", "1"]) == 0
     text = capsys.readouterr().out.split("Fastest growing")[0]

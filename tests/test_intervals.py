@@ -961,3 +961,12 @@ def test_a_sparse_design_offers_no_product_where_the_values_show_no_growth() -> 
     *_, shown = ranked_products(SPARSE_THREE, growing[None, :] * (1 + rng.uniform(-0.02, 0.02, (count, 16))),
                                 PRODUCTS_OFFERED)
     assert shown.all()
+
+
+def test_interval_ratio_of_a_single_value_is_one() -> None:
+    from pmkit.intervals import interval_ratio
+
+    ratio = interval_ratio([0.0, 0.0, 2.0, 3.0, np.nan, -1.0], [0.0, 5.0, 4.0, 3.0, 1.0, 2.0])
+    assert ratio[0] == 1.0 and ratio[3] == 1.0
+    assert ratio[1] == np.inf and ratio[5] == np.inf
+    assert ratio[2] == 2.0 and np.isnan(ratio[4])

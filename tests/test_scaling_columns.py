@@ -56,13 +56,16 @@ def reference_kept(report: ScalingReport, depth: int | None, min_share: float) -
     """The tree a view keeps, row by row (the definition before the arrays)."""
     tree = report.experiment.callpaths
     keep = [False] * len(tree)
+    shared = any(math.isfinite(s) for r in report.rows
+                 for s in (r.share, r.predicted_share, r.branch_share, r.branch_predicted_share))
 
     def visit(index: int) -> bool:
         row = report.rows[index]
         inside = depth is None or row.depth < depth
         below = [visit(child) for child in tree.children(index)]
         shares = (row.share, row.predicted_share, row.branch_share, row.branch_predicted_share)
-        keep[index] = inside and (any(math.isfinite(s) and s >= min_share for s in shares) or any(below))
+        keep[index] = inside and (any(math.isfinite(s) and s >= min_share for s in shares) or any(below)
+                                  or not shared)
         return keep[index]
 
     for root in tree.roots():

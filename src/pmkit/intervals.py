@@ -46,7 +46,7 @@ class Interval:
 
     @property
     def ratio(self) -> float:
-        """``high / low`` (inf when low ≤ 0 < high, NaN when unknown)."""
+        """``high / low`` (inf when low ≤ 0 < high, NaN when unknown, 1 when low = high)."""
         return interval_ratio(np.array([self.low]), np.array([self.high]))[0]
 
     @property
@@ -59,10 +59,12 @@ class Interval:
 
 
 def interval_ratio(low: np.ndarray, high: np.ndarray) -> np.ndarray:
-    """``high / low`` elementwise: inf where the interval reaches 0 or below, NaN where unknown."""
+    """``high / low`` elementwise: inf where the interval reaches 0 or below, NaN where unknown, 1 where it is a
+    single value (an exact law's interval, ``[0, 0]`` for a metric that is 0 everywhere, spans nothing)."""
     low, high = np.asarray(low, dtype=float), np.asarray(high, dtype=float)
     with np.errstate(all="ignore"):
         ratio = np.where(low > 0, high / np.where(low > 0, low, 1.0), np.inf)
+    ratio = np.where(low == high, 1.0, ratio)
     return np.where(np.isfinite(low) & np.isfinite(high), ratio, np.nan)
 
 

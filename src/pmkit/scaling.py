@@ -448,11 +448,16 @@ class ScalingReport:
 
     def shown(self, depth: int | None = None, min_share: float = 0.0) -> np.ndarray:
         """Which call paths a tree view keeps: within ``depth`` levels, and taking at least ``min_share``
-        now or at the target, on its own or with its branch — or with a kept call path below it."""
+        now or at the target, on its own or with its branch — or with a kept call path below it.  Where no
+        call path has a share (a metric that is zero or negative everywhere, so both totals are 0), every
+        call path within ``depth`` is kept: folding them all into "… N more" would hide the whole tree."""
         c = self.columns
         keep = np.zeros(len(c.depth), dtype=bool)
-        for shares in (c.share, c.predicted_share, c.branch_share, c.branch_predicted_share):
+        every = (c.share, c.predicted_share, c.branch_share, c.branch_predicted_share)
+        for shares in every:
             keep |= _zeroed(shares, -math.inf) >= min_share
+        if not any(np.isfinite(shares).any() for shares in every):
+            keep[:] = True
         if depth is not None:
             keep &= c.depth < depth
         for level in range(int(c.depth.max()) if len(c.depth) else 0, 0, -1):
