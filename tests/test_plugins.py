@@ -304,6 +304,14 @@ def test_a_plugin_that_raises_on_import_is_reported_with_its_error(rows: list[di
     assert broken["entry_point"] == "tiny_broken = tiny_broken", "a package may declare several entry points"
 
 
+def test_the_plugins_table_names_a_failed_entry_point_and_its_package(site: Path) -> None:
+    result = run_pmkit(site, "plugins")
+    assert result.returncode == 0, result.stderr
+    failed = result.stdout.split("plugins that failed to load")[1]
+    (line,) = [ln for ln in failed.splitlines() if "tiny-broken" in ln]
+    assert line.split()[:3] == ["tiny_broken", "tiny-broken", "0.0.1"]
+
+
 def test_a_plugin_calling_sys_exit_on_import_is_reported_like_any_failure(rows: list[dict[str, Any]]) -> None:
     (exiting,) = by_plugin(rows, "tiny-exit")
     assert exiting["status"] == "failed (import)" and exiting["version"] == "0.3"
