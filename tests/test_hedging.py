@@ -10,6 +10,7 @@ import pmkit
 from pmkit.experiment import CallTree, Experiment, Metric
 from pmkit.fitting.hedging import GATE, hedge_choices, put_first
 from pmkit.intervals import AlternativeTable
+from pmkit.models import ModelSet
 from pmkit.options import Option
 from pmkit.plugins import get_registry
 
@@ -130,3 +131,57 @@ def test_the_hedge_option_parses_from_text(text: str) -> None:
     experiment, _, _ = weak_experiment(12, 6)
     assert [m.function for m in pmkit.model(experiment, hedge=text)] == \
         [m.function for m in pmkit.model(experiment, hedge=True)]
+
+
+def hedged_in_steps(monkeypatch: pytest.MonkeyPatch, experiment: Experiment, rows: int
+                    ) -> tuple[ModelSet, int]:
+    """The ``hedge`` option's models of ``experiment`` with the alternatives built ``rows`` series (whole groups)
+    at a time and the hedge chosen ``rows`` series at a time, and how many builds the hedge made."""
+    import pmkit.fitting.hedging
+    import pmkit.intervals
+
+    monkeypatch.setattr(pmkit.intervals, "STREAM_ROWS", rows)
+    monkeypatch.setattr(pmkit.fitting.hedging, "CHOICE_ROWS", rows)
+    chunks = pmkit.intervals.Uncertainty.chunks
+    builds = []
+
+    def counted(self, wanted=None):
+        for chunk, table in chunks(self, wanted):
+            builds.append(chunk.size)
+            yield chunk, table
+
+    monkeypatch.setattr(pmkit.intervals.Uncertainty, "chunks", counted)
+    models = pmkit.model(experiment, hedge=True)
+    return models, len(builds)
+
+
+def test_the_hedge_chosen_a_group_at_a_time_is_the_hedge_chosen_on_every_series_at_once(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    experiment, target, _ = weak_experiment(120, 5)
+    point = dict(zip(("p", "size"), target, strict=True))
+    found = {}
+    for rows in (10**9, 1):
+        with monkeypatch.context() as patch:
+            models, builds = hedged_in_steps(patch, experiment, rows)
+            bounds = [models.predict(point, level=0.9, keep=keep) for keep in (False, True)]
+        found[rows] = (models, builds, bounds)
+    (whole, one, whole_bounds), (steps, many, step_bounds) = found[10**9], found[1]
+    assert one == 1 and many > 1  # every series in one build; a group per build
+    assert sum(m.function != whole[i].function for i, m in enumerate(pmkit.model(experiment))) > 0
+    for a, b in zip(whole, steps, strict=True):
+        assert a.function == b.function and a.notes == b.notes
+        assert repr(a.quality.to_json()) == repr(b.quality.to_json())  # to the last bit
+    for a, b in zip(whole_bounds + step_bounds[:1], step_bounds + whole_bounds[1:], strict=True):
+        assert all(np.array_equal(x, y, equal_nan=True) for x, y in zip(a, b, strict=True))
+    assert np.isfinite(whole_bounds[0][1]).sum() > 100
+
+
+def test_a_hedged_models_interval_alone_is_the_one_every_series_gets() -> None:
+    experiment, target, _ = weak_experiment(60, 7)
+    point = dict(zip(("p", "size"), target, strict=True))
+    _, low, high = pmkit.model(experiment, hedge=True).predict(point, level=0.9)
+    models = pmkit.model(experiment, hedge=True)
+    alone = models[5].predict(point, level=0.9)
+    assert (alone.low, alone.high) == (low[5], high[5])
+    # the series' whole group is built with it, as the hedge built it
+    assert models.uncertainty.built.sum() > 1

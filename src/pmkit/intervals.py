@@ -288,23 +288,30 @@ class Uncertainty:
     the same series of its block are built with it (the refits run on the block's rows at once, and the
     floating-point path of a batched solve depends on its rows), so :meth:`predict` without keeping builds
     whole blocks at a time.  The built rows are kept in one table of theirs alone, in series order (a view
-    that asked for 20 rows holds 20, not a table of every series)."""
+    that asked for 20 rows holds 20, not a table of every series).  ``whole``: a few rows asked for are built
+    with the rest of their blocks (and those kept too), so every row is the one a build of every series gives
+    (the ``hedge`` option chose among those: without, ``pmkit show FILE --json -O hedge=true`` on 20,000
+    two-parameter series moved the last bits of the two bounds it asks for row by row)."""
 
     def __init__(self, build: Callable[[np.ndarray], AlternativeTable], count: int,
-                 blocks: np.ndarray | None = None) -> None:
+                 blocks: np.ndarray | None = None, whole: bool = False) -> None:
         self._builder = build
         self._blocks = blocks
+        self._whole = whole
         self._kept: AlternativeTable | None = None
         self.built = np.zeros(count, dtype=bool)
         """Which series' alternatives are built so far."""
 
-    def keep(self, table: AlternativeTable) -> None:
-        """Keep ``table`` (one row per series, in order) as every series' alternatives: a modeler that built them
-        all already (the ``hedge`` option chooses among them) is not asked again."""
-        if len(table) != len(self.built):
-            raise ValueError(f"a table of {len(table)} rows for {len(self.built)} series")
-        self._kept = table
-        self.built[:] = True
+    def chunks(self, rows: np.ndarray | None = None) -> Iterator[tuple[np.ndarray, AlternativeTable]]:
+        """The alternatives of the series ``rows`` (sorted; all by default) built :data:`STREAM_ROWS` series (whole
+        blocks) at a time and not kept: per chunk its series (sorted) and their table, one row each in order.
+        Each row is the one a build of every series gives, and the memory a chunk's (the ``hedge`` option
+        chooses among them chunk by chunk: ``pmkit.modelers.multiparam._hedged``)."""
+        count = len(self.built)
+        for chunk in _whole_blocks(np.arange(count) if rows is None else rows, self._blocks, STREAM_ROWS):
+            wanted = np.zeros(count, dtype=bool)
+            wanted[chunk] = True
+            yield chunk, self._build(wanted)
 
     def _build(self, wanted: np.ndarray) -> AlternativeTable:
         """The modeler's table of the series ``wanted``, built on one OpenBLAS thread (its many small products
@@ -349,6 +356,9 @@ class Uncertainty:
 
     def _ensure(self, wanted: np.ndarray) -> None:
         missing = wanted & ~self.built
+        if self._whole and missing.any():
+            missing = (np.ones_like(missing) if self._blocks is None
+                       else np.isin(self._blocks, np.unique(self._blocks[missing]))) & ~self.built
         if missing.any() or self._kept is None:
             self._add(missing)
 
@@ -380,11 +390,8 @@ class Uncertainty:
             value[at], low[at], high[at] = self._rows(index[at]).predict(point, level)
         missing = np.unique(index[~built])
         found = np.full((3, missing.size), np.nan)
-        for chunk in _whole_blocks(missing, self._blocks, STREAM_ROWS):
-            wanted = np.zeros(count, dtype=bool)
-            wanted[chunk] = True
-            # the table's rows: the chunk's series, in order
-            found[:, np.searchsorted(missing, chunk)] = self._build(wanted).predict(point, level)
+        for chunk, table in self.chunks(missing):  # the table's rows: the chunk's series, in order
+            found[:, np.searchsorted(missing, chunk)] = table.predict(point, level)
         at = np.flatnonzero(~built)
         value[at], low[at], high[at] = found[:, np.searchsorted(missing, index[at])]
         return value, low, high

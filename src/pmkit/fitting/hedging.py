@@ -56,10 +56,31 @@ GATE = 4.0
 it (at :data:`DISTANCE`)."""
 
 
+CHOICE_ROWS = 1_000
+"""Series per step of :func:`hedge_choices` (each series' choice depends on its row alone): the fitted values of
+every alternative at every point are ~30 kB a series (20 alternatives × 25 points × 7 columns on
+``bench/.cache/inputs/p2_100000.txt``'s first 20,000 series), ~190 MB for the 4,000 series of a chunk of
+:meth:`~pmkit.intervals.Uncertainty.chunks`.  Chosen by measurement, ``pmkit model FILE --json -O hedge=true``
+on those 20,000 series, peak resident MB: the whole chunk at once 610; 1,000 rows 448 (14.6 s CPU); 250 rows 415
+(16.6 s); the choices the same in each (``bench/README.md`` §15, "The hedge a chunk at a time")."""
+
+
 def hedge_choices(table: AlternativeTable, points: np.ndarray, values: np.ndarray) -> np.ndarray:
     """Per row of ``table`` (series measured at ``points``, points × parameters, with ``values``, series ×
     points, one per point), the alternative to take instead of the chosen law (0: keep it); see the module
-    docstring.  Series with a value ≤ 0 or not finite keep theirs (their relative errors are undefined)."""
+    docstring.  Series with a value ≤ 0 or not finite keep theirs (their relative errors are undefined).
+    :data:`CHOICE_ROWS` rows at a time."""
+    count, _ = table.weight.shape
+    choice = np.zeros(count, dtype=np.int64)
+    values = np.asarray(values, dtype=float)
+    for start in range(0, count, CHOICE_ROWS):
+        part = slice(start, start + CHOICE_ROWS)
+        choice[part] = _choices(table.rows(part), points, values[part])
+    return choice
+
+
+def _choices(table: AlternativeTable, points: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """:func:`hedge_choices` of all rows of ``table`` at once."""
     from scipy.stats import f as f_distribution
 
     count, _ = table.weight.shape

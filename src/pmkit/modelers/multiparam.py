@@ -604,12 +604,21 @@ def _model_multiparameter(batch: SeriesBatch, options: dict[str, Any], modeler: 
     def shape() -> tuple[int, int]:  # the table's width, found at the first build (a build's cost else)
         return _table_shape(batch, results, contexts)
 
-    def alternatives(wanted: np.ndarray) -> AlternativeTable:
-        return _alternatives(batch, data, results, contexts, settings, wanted, shape())
+    choice = np.zeros(len(batch), dtype=np.int64)  # the hedge's alternatives, once chosen (0: the law)
 
-    # a group's series are refitted together (one batched solve): a build's blocks are the groups
-    uncertainty = Uncertainty(alternatives, len(batch), blocks=results.group_of)
+    def alternatives(wanted: np.ndarray) -> AlternativeTable:
+        from pmkit.fitting.hedging import put_first
+
+        table = _alternatives(batch, data, results, contexts, settings, wanted, shape())
+        put_first(table, choice[wanted])  # the hedged law first: the intervals' law is the model's
+        return table
+
+    # a group's series are refitted together (one batched solve): a build's blocks are the groups; the hedge
+    # chose on whole groups' builds, so its intervals are built of whole groups too
+    uncertainty = Uncertainty(alternatives, len(batch), blocks=results.group_of, whole=bool(options.get("hedge")))
     hedged = _hedged(batch, data, results, contexts, segments, uncertainty) if options.get("hedge") else None
+    if hedged is not None:
+        choice[:] = hedged.choice
     replaced = np.zeros(len(batch), dtype=np.int64)
     if hedged is not None:
         replaced[hedged.rows] = 1
@@ -634,9 +643,11 @@ HEDGE_NOTE = ("hedge: the law between the best-fitting one and a rival the point
 
 @dataclass
 class _Hedged:
-    """The series whose chosen law the ``hedge`` option replaced (:mod:`pmkit.fitting.hedging`): which, every
-    series' alternatives with the law taken first, and the replaced series' quality."""
+    """The series whose chosen law the ``hedge`` option replaced (:mod:`pmkit.fitting.hedging`): per series the
+    alternative taken (0: its law kept), the replaced series (sorted), their law (a table of those rows alone
+    and of that alternative alone) and quality."""
 
+    choice: np.ndarray
     rows: np.ndarray
     table: AlternativeTable
     quality: np.ndarray
@@ -645,29 +656,50 @@ class _Hedged:
 def _hedged(batch: SeriesBatch, data: SeriesData, results: _Results,
             contexts: list[tuple[np.ndarray, list[Line | None]]], segments: dict, uncertainty: Uncertainty
             ) -> _Hedged:
-    """Every series' alternatives built, the hedge chosen among them on the points its search saw (series split
-    at a change point keep their segments), put first in the table and kept by ``uncertainty``."""
+    """Every series' alternatives built a chunk of whole groups at a time (:meth:`Uncertainty.chunks`), the hedge
+    chosen among them on the points its search saw (series split at a change point keep their segments), and
+    only the hedged laws and their quality kept; the intervals build the alternatives again and put the choice
+    first (the modeler's build).  A chunk's rows are those of one build of every series, and the choice is
+    made row by row, so laws and bounds are those of choosing on every series' table at once (kept, before:
+    ``pmkit show FILE --json -O hedge=true`` on 20,000 two-parameter series 1,671 → 446–457 MB peak;
+    ``bench/README.md`` §15, "The hedge a chunk at a time")."""
     from pmkit.fitting.hedging import hedge_choices, put_first
 
     count = len(batch)
-    table = uncertainty.table()
     choice = np.zeros(count, dtype=np.int64)
     has = results.group_of >= 0
     context = np.full(count, -1, dtype=np.int64)
     context[has] = np.asarray(results.context_of, dtype=np.int64)[results.group_of[has]]
     context[list(segments)] = -1
-    for c in np.unique(context[context >= 0]).tolist():
-        rows = np.flatnonzero(context == c)
-        cols = contexts[c][0]
-        choice[rows] = hedge_choices(table.rows(rows), batch.points[cols], data.values[np.ix_(rows, cols)])
-    put_first(table, choice)
-    uncertainty.keep(table)
-    rows = np.flatnonzero(choice)
-    quality = np.full((rows.size, 4), np.nan)
-    for j, i in enumerate(rows.tolist()):
-        cols = contexts[int(context[i])][0]
-        quality[j] = _law_quality(table.rows(np.array([i])), batch.points[cols], data.values[i, cols])
-    return _Hedged(rows, table, quality)
+    hedged: list[np.ndarray] = []
+    laws: list[AlternativeTable] = []
+    qualities: list[np.ndarray] = []
+    for chunk, table in uncertainty.chunks():
+        of = context[chunk]
+        for c in np.unique(of[of >= 0]).tolist():
+            at = np.flatnonzero(of == c)
+            rows, cols = chunk[at], contexts[c][0]
+            choice[rows] = hedge_choices(table.rows(at), batch.points[cols], data.values[np.ix_(rows, cols)])
+        put_first(table, choice[chunk])
+        at = np.flatnonzero(choice[chunk])
+        quality = np.full((at.size, 4), np.nan)
+        for j, a in enumerate(at.tolist()):
+            i = int(chunk[a])
+            cols = contexts[int(context[i])][0]
+            quality[j] = _law_quality(table.rows(np.array([a])), batch.points[cols], data.values[i, cols])
+        law = table.rows(at)
+        laws.append(AlternativeTable(law.parameters, law.alpha[:, :1], law.beta[:, :1], law.coef[:, :1],
+                                     law.cov[:, :1], law.df[:, :1], law.weight[:, :1]))
+        hedged.append(chunk[at])
+        qualities.append(quality)
+    rows = np.concatenate([np.zeros(0, dtype=np.int64), *hedged])
+    order = np.argsort(rows, kind="stable")
+    if laws:
+        table = AlternativeTable(batch.parameters, *(np.concatenate([getattr(t, name) for t in laws])[order]
+                                                     for name in ("alpha", "beta", "coef", "cov", "df", "weight")))
+    else:
+        table = AlternativeTable.empty(batch.parameters, 0)
+    return _Hedged(choice, rows[order], table, np.concatenate([np.zeros((0, 4)), *qualities])[order])
 
 
 def _law_quality(table: AlternativeTable, points: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -689,7 +721,7 @@ def multiparam_columns(batch: SeriesBatch, results: _Results, present: np.ndarra
                        modeler: str, options: dict[str, Any], hedged: _Hedged | None = None) -> ModelColumns:
     """The search results as model columns: per group of series its combination's terms, with each
     series' coefficients; no function for series no group holds.  ``hedged``: those series' laws are the
-    table's first instead (:func:`_hedged`)."""
+    hedge's instead (:func:`_hedged`)."""
     count = len(batch)
     has = results.group_of >= 0
     c0 = np.full(count, np.nan)
@@ -717,14 +749,14 @@ def multiparam_columns(batch: SeriesBatch, results: _Results, present: np.ndarra
 
 def _table_terms(table: AlternativeTable, rows: np.ndarray, parameters: tuple[str, ...], c0: np.ndarray,
                  terms: Terms) -> None:
-    """The first law of ``table``'s rows ``rows`` as those series' constant and terms (its non-zero ones); the
-    table's float exponents read back as the fractions they were made from."""
-    for i in rows.tolist():
-        c0[i] = table.coef[i, 0, 0]
-        for k in np.flatnonzero(table.coef[i, 0, 1:]).tolist():
-            factors = [Factor(parameters[p], _exact(table.alpha[i, 0, k, p]), _exact(table.beta[i, 0, k, p]))
-                       for p in range(len(parameters)) if table.alpha[i, 0, k, p] or table.beta[i, 0, k, p]]
-            terms.add_factors(np.array([i]), np.array([table.coef[i, 0, k + 1]]), factors, parameters)
+    """The first law of ``table`` (one row per entry of ``rows``) as the series ``rows``' constant and terms (its
+    non-zero ones); the table's float exponents read back as the fractions they were made from."""
+    for j, i in enumerate(rows.tolist()):
+        c0[i] = table.coef[j, 0, 0]
+        for k in np.flatnonzero(table.coef[j, 0, 1:]).tolist():
+            factors = [Factor(parameters[p], _exact(table.alpha[j, 0, k, p]), _exact(table.beta[j, 0, k, p]))
+                       for p in range(len(parameters)) if table.alpha[j, 0, k, p] or table.beta[j, 0, k, p]]
+            terms.add_factors(np.array([i]), np.array([table.coef[j, 0, k + 1]]), factors, parameters)
 
 
 def _exact(value: float) -> Fraction:
