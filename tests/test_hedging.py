@@ -185,3 +185,22 @@ def test_a_hedged_models_interval_alone_is_the_one_every_series_gets() -> None:
     assert (alone.low, alone.high) == (low[5], high[5])
     # the series' whole group is built with it, as the hedge built it
     assert models.uncertainty.built.sum() > 1
+
+
+def test_the_tree_marks_a_hedged_law_with_a_footnote() -> None:
+    from rich.console import Console
+
+    from pmkit.modelers.multiparam import HEDGE_NOTE
+    from pmkit.ui.call_tree import HEDGE_PREFIX, CallTreeView
+
+    assert HEDGE_NOTE.startswith(HEDGE_PREFIX)
+    experiment, target, _ = weak_experiment(40, 5)
+    models = pmkit.model(experiment, hedge=True)
+    hedged = [m.callpath for m in models if HEDGE_NOTE in m.notes]
+    assert hedged
+    report = pmkit.analyse(experiment, models=models, target=dict(zip(("p", "size"), target, strict=True)),
+                           detectors=[]).inputs[0].report
+    console = Console(width=120, record=True, color_system=None)
+    console.print(CallTreeView(report, min_share=0.0))
+    text = console.export_text()
+    assert "¹ hedge: the law between the best-fitting one and a rival the points cannot reject" in text

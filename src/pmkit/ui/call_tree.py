@@ -45,11 +45,16 @@ def prior_notes(row: CallpathScaling) -> list[str]:
 
 
 OUTLIER_NOTE = "one measured point was left out as an outlier (--callpath shows which)"
+HEDGE_PREFIX = "hedge:"
+"""How the note of a law chosen by the modeler option ``hedge`` begins (``multiparam.HEDGE_NOTE``)."""
 
 
 def tree_notes(row: CallpathScaling) -> list[str]:
-    """The footnotes of a row in the tree: what a prior did (up to its reason), a point left out as an outlier."""
+    """The footnotes of a row in the tree: what a prior did (up to its reason), a law the ``hedge`` option chose
+    (up to its reason), a point left out as an outlier."""
     notes = [_short(n) for n in prior_notes(row)]
+    if row.model is not None:
+        notes += [_short(n) for n in row.model.notes if n.startswith(HEDGE_PREFIX)]
     if row.model is not None and row.model.outliers:
         notes.append(OUTLIER_NOTE if len(row.model.outliers) == 1 else OUTLIER_NOTE.replace(
             "one measured point was", "measured points were"))
