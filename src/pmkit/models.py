@@ -257,13 +257,31 @@ def _coordinates(point: Mapping[str, float] | Sequence[float] | float, parameter
     coords = []
     for name, value in zip(parameters, values, strict=True):
         try:
-            coords.append(float(value))
-        except (TypeError, ValueError):
-            raise ValueError(f"the point's value for {name} is not a number: {value!r}") from None
-        if not (math.isfinite(coords[-1]) and coords[-1] > 0):  # log2(0), (-8)^(2/3): -inf, NaN and numpy warnings
-            raise ValueError(f"the point's value for {name} must be a positive number (a law holds for "
-                             f"{names} > 0), got {value!r}")
+            coords.append(parameter_value(value))
+        except ValueError as exc:
+            if str(exc) == NOT_A_NUMBER:
+                raise ValueError(f"the point's value for {name} {NOT_A_NUMBER}: {value!r}") from None
+            raise ValueError(f"the point's value for {name} {exc} (a law holds for {names} > 0), "
+                             f"got {value!r}") from None
     return coords
+
+
+NOT_A_NUMBER = "is not a number"
+NOT_POSITIVE = "must be a positive number"
+
+
+def parameter_value(value: object) -> float:
+    """``value`` as a parameter's value in a point: a finite positive number, as a law holds for positive
+    parameters only (``log2(0)``, ``(-8)^(2/3)``: -inf, NaN and numpy warnings).  ValueError
+    :data:`NOT_A_NUMBER` or :data:`NOT_POSITIVE` otherwise; the SDK's targets, ``--at`` and
+    :meth:`Model.predict`'s points all pass here and add where the value came from."""
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise ValueError(NOT_A_NUMBER) from None
+    if not (math.isfinite(number) and number > 0):
+        raise ValueError(NOT_POSITIVE)
+    return number
 
 
 class ModelSet(Sequence[Model]):

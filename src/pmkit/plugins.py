@@ -156,6 +156,11 @@ class PluginFailure:
     entry_point: str = ""
     """``name = module`` of the entry point that failed: a package may declare several."""
 
+    @property
+    def name(self) -> str:
+        """The failed entry point's name (``broken`` of ``broken = pmkit_broken``), else the package's."""
+        return self.entry_point.partition("=")[0].strip() or self.plugin
+
     def to_json(self) -> dict[str, Any]:
         return {"name": None, "kind": None, "plugin": self.plugin, "version": self.version,
                 "builtin": self.builtin, "status": f"failed ({self.stage})", "error": self.error,

@@ -14,7 +14,6 @@ chooses where reading and modeling tasks run (:mod:`pmkit.executors`); the resul
 
 from __future__ import annotations
 
-import math
 import os
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -28,7 +27,7 @@ from pmkit.errors import InputError, PluginError, UsageError, excerpt, input_pro
 from pmkit.experiment import MEASURES, Experiment
 from pmkit.findings import Finding
 from pmkit.hookspecs import ContributesToAnalysis
-from pmkit.models import ModelSet
+from pmkit.models import NOT_POSITIVE, ModelSet, parameter_value
 from pmkit.options import resolve_options, route_options
 from pmkit.plugins import Guarded, PluginWarning, Registration, Registry, call, get_registry, returned, sniff
 from pmkit.series import SeriesBatch
@@ -380,12 +379,9 @@ def _positive_target(target: Mapping[str, float] | None) -> dict[str, float] | N
     checked = {}
     for name, value in target.items():
         try:
-            number = float(value)
-        except (TypeError, ValueError):
-            number = math.nan
-        if not (math.isfinite(number) and number > 0):
-            raise UsageError(f"target {name}: {excerpt(value)} must be a positive number")
-        checked[name] = number
+            checked[name] = parameter_value(value)
+        except ValueError:
+            raise UsageError(f"target {name}: {excerpt(value)} {NOT_POSITIVE}") from None
     return checked
 
 

@@ -140,6 +140,7 @@ def check_view_arguments(args: argparse.Namespace) -> None:
 def parse_target(text: str | None, parameters: Sequence[str]) -> dict[str, float]:
     """``--at "p=65536,size=100"`` → ``{"p": 65536.0, "size": 100.0}``; a usage error naming a bad item."""
     from pmkit.errors import UsageError
+    from pmkit.models import parameter_value
 
     target: dict[str, float] = {}
     for item in (text or "").replace(";", ",").split(","):
@@ -154,12 +155,9 @@ def parse_target(text: str | None, parameters: Sequence[str]) -> dict[str, float
         if name in target:
             raise UsageError(f"--at gives {name} twice")
         try:
-            number = float(value)
-        except ValueError:
-            raise UsageError(f"--at {name}: {value.strip()!r} is not a number") from None
-        if not math.isfinite(number) or number <= 0:
-            raise UsageError(f"--at {name}: {value.strip()!r} must be a positive number")
-        target[name] = number
+            target[name] = parameter_value(value)
+        except ValueError as exc:
+            raise UsageError(f"--at {name}: {value.strip()!r} {exc}") from None
     return target
 
 

@@ -63,8 +63,7 @@ def plugin_table(registry: Registry, *, options: bool = False) -> Group:
     if failures:
         table = _table("plugins that failed to load (skipped)")
         for row in failures:
-            name = row.entry_point.split("=")[0].strip() or row.plugin  # a package may declare several
-            table.add_row(name, f"{row.plugin} {row.version}".strip(), Text(f"failed ({row.stage})", style="red"),
+            table.add_row(row.name, f"{row.plugin} {row.version}".strip(), Text(f"failed ({row.stage})", style="red"),
                           Text(row.error, style="red"))
         parts.append(table)
     return Group(*parts)
