@@ -847,7 +847,7 @@ def line_fits(Ys: np.ndarray, basis: np.ndarray, sw: np.ndarray, swy: np.ndarray
 
 
 # ---------------------------------------------------------------------------------------------
-# repeated_hypotheses: which alternatives of a multi-parameter law repeat an earlier one
+# earlier_repeats: which alternatives of a multi-parameter law repeat an earlier one
 
 
 def _repeated_loop(A, B, out):
@@ -887,12 +887,6 @@ def earlier_repeats(A: np.ndarray, B: np.ndarray, *, use_numba: bool | None = No
     else:
         _repeated_numpy(*args)
     return out
-
-
-def repeated_hypotheses(A: np.ndarray, B: np.ndarray, *, use_numba: bool | None = None) -> np.ndarray:
-    """Per row and hypothesis, whether it equals an earlier one of its row in every exponent
-    (:func:`earlier_repeats` ≥ 0)."""
-    return earlier_repeats(A, B, use_numba=use_numba) >= 0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1450,14 +1444,11 @@ def _multi_fits_loops(points, A, B, Ys, w, first, rhs_axes, earlier):
     _jit("multi_grams", _multi_grams_loop)(Ys, w, dense_a, dense_b, *multi_factor_tables(points, dense_a, dense_b),
                                            design, norms, gram, rhs)
     with np.errstate(all="ignore"):
-        if earlier is None:
-            inverse = np.linalg.pinv(gram)
-        else:
-            repeats = earlier >= 0
-            inverse = np.empty_like(gram)
-            inverse[~repeats] = np.linalg.pinv(gram[~repeats])
-            rows, hyps = np.nonzero(repeats)
-            inverse[rows, hyps] = inverse[rows, earlier[rows, hyps]]
+        repeats = earlier >= 0
+        inverse = np.empty_like(gram)
+        inverse[~repeats] = np.linalg.pinv(gram[~repeats])
+        rows, hyps = np.nonzero(repeats)
+        inverse[rows, hyps] = inverse[rows, earlier[rows, hyps]]
         fitted = np.einsum("skcd,skd->skc", inverse, rhs) / norms
     fitted[:, 0] = first
     rss, cov_unit = np.empty((count, width)), np.empty((count, width, columns, columns))
@@ -1479,9 +1470,9 @@ def _layout_key(arrays: tuple[np.ndarray, ...]) -> tuple:
     the order of their strides, which of its axes have one entry, and the sizes of those that do not hold series
     or hypotheses (numpy orders a result's axes by the inputs' strides, ``order="K"``)."""
     key = []
-    for i, a in enumerate(arrays):
+    for place, a in enumerate(arrays):
         key.append((tuple(sorted(range(a.ndim), key=lambda i, a=a: -abs(a.strides[i]))), tuple(d == 1 for d in a.shape),
-                    a.shape[2:] if i in (1, 2) else a.shape[1:]))
+                    a.shape[2:] if place in (1, 2) else a.shape[1:]))
     return tuple(key)
 
 
