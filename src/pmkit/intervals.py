@@ -104,18 +104,12 @@ class AlternativeTable:
         return AlternativeTable(self.parameters, self.alpha[index], self.beta[index], self.coef[index],
                                 self.cov[index], self.df[index], self.weight[index])
 
-    def put(self, rows: np.ndarray, other: AlternativeTable, *, empty: bool = False) -> None:
+    def put(self, rows: np.ndarray, other: AlternativeTable) -> None:
         """Copy ``other`` (one row per entry of ``rows``, no more alternatives or terms than this table) into
-        rows ``rows``; ``empty``: those rows are still as :meth:`empty` left them, so the places ``other`` does
-        not fill need no clearing (the multi-parameter builds put ~4,400 groups into a fresh table: clearing
-        was 1.2 s of ``pmkit show --json`` on 100,000 two-parameter series, cProfile)."""
+        rows ``rows``, which are still as :meth:`empty` left them: the places ``other`` does not fill are not
+        cleared (every caller fills a fresh table, each row once; the multi-parameter builds put ~4,400 groups
+        into one: clearing was 1.2 s of ``pmkit show --json`` on 100,000 two-parameter series, cProfile)."""
         k, t = other.weight.shape[1], other.coef.shape[2] - 1
-        if not empty:
-            self.alpha[rows] = 0.0
-            self.beta[rows] = 0.0
-            self.coef[rows] = 0.0
-            self.cov[rows] = 0.0
-            self.weight[rows] = 0.0
         self.alpha[rows, :k, :t] = other.alpha
         self.beta[rows, :k, :t] = other.beta
         self.coef[rows, :k, : t + 1] = other.coef
@@ -328,8 +322,8 @@ class Uncertainty:
             every = self.built | missing
             merged = self._empty(int(every.sum()))
             place = np.cumsum(every) - 1
-            merged.put(place[self.built], self._kept, empty=True)
-            merged.put(place[missing], found, empty=True)
+            merged.put(place[self.built], self._kept)
+            merged.put(place[missing], found)
             found = merged
         self._kept = found
         self.built |= missing
@@ -351,7 +345,7 @@ class Uncertainty:
                 return kept if place.size == len(kept) else kept.rows(slice(int(place[0]), int(place[-1]) + 1))
             return kept.rows(place)
         out = self._empty(rows.size)
-        out.put(np.flatnonzero(built), kept.rows(place[built]), empty=True)
+        out.put(np.flatnonzero(built), kept.rows(place[built]))
         return out
 
     def _ensure(self, wanted: np.ndarray) -> None:

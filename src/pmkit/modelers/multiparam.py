@@ -615,13 +615,12 @@ def _model_multiparameter(batch: SeriesBatch, options: dict[str, Any], modeler: 
 
     # a group's series are refitted together (one batched solve): a build's blocks are the groups; the hedge
     # chose on whole groups' builds, so its intervals are built of whole groups too
-    uncertainty = Uncertainty(alternatives, len(batch), blocks=results.group_of, whole=bool(options.get("hedge")))
-    hedged = _hedged(batch, data, results, contexts, segments, uncertainty) if options.get("hedge") else None
+    hedge = bool(options.get("hedge"))
+    uncertainty = Uncertainty(alternatives, len(batch), blocks=results.group_of, whole=hedge)
+    hedged = _hedged(batch, data, results, contexts, segments, uncertainty) if hedge else None
     if hedged is not None:
         choice[:] = hedged.choice
-    replaced = np.zeros(len(batch), dtype=np.int64)
-    if hedged is not None:
-        replaced[hedged.rows] = 1
+    replaced = (choice != 0).astype(np.int64)
 
     def noted(i: int) -> list[str]:  # a hedged series says so: its law is not the one that fits best
         return [*notes_of(i), HEDGE_NOTE] if replaced[i] else notes_of(i)
@@ -644,13 +643,17 @@ HEDGE_NOTE = ("hedge: the law between the best-fitting one and a rival the point
 @dataclass
 class _Hedged:
     """The series whose chosen law the ``hedge`` option replaced (:mod:`pmkit.fitting.hedging`): per series the
-    alternative taken (0: its law kept), the replaced series (sorted), their law (a table of those rows alone
-    and of that alternative alone) and quality."""
+    alternative taken (0: its law kept), and the replaced series' law (a table of those rows alone, in series
+    order, and of that alternative alone) and quality."""
 
     choice: np.ndarray
-    rows: np.ndarray
     table: AlternativeTable
     quality: np.ndarray
+
+    @property
+    def rows(self) -> np.ndarray:
+        """The replaced series (sorted): those whose alternative taken is not 0."""
+        return np.flatnonzero(self.choice)
 
 
 def _hedged(batch: SeriesBatch, data: SeriesData, results: _Results,
@@ -699,7 +702,7 @@ def _hedged(batch: SeriesBatch, data: SeriesData, results: _Results,
                                                      for name in ("alpha", "beta", "coef", "cov", "df", "weight")))
     else:
         table = AlternativeTable.empty(batch.parameters, 0)
-    return _Hedged(choice, rows[order], table, np.concatenate([np.zeros((0, 4)), *qualities])[order])
+    return _Hedged(choice, table, np.concatenate([np.zeros((0, 4)), *qualities])[order])
 
 
 def _law_quality(table: AlternativeTable, points: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -726,11 +729,10 @@ def multiparam_columns(batch: SeriesBatch, results: _Results, present: np.ndarra
     has = results.group_of >= 0
     c0 = np.full(count, np.nan)
     terms = Terms(count, len(batch.parameters))
-    replaced = np.zeros(count, dtype=bool)
+    replaced = np.zeros(count, dtype=bool) if hedged is None else hedged.choice != 0
     quality = np.where(has[:, None], results.quality, np.nan)
     if hedged is not None:
-        replaced[hedged.rows] = True
-        quality[hedged.rows] = hedged.quality
+        quality[replaced] = hedged.quality
         _table_terms(hedged.table, hedged.rows, batch.parameters, c0, terms)
     for g, group in enumerate(results.groups):
         rows = results.rows[g]
@@ -823,7 +825,7 @@ def _alternatives(batch: SeriesBatch, data: SeriesData, results: _Results,
         found = multi_alternatives(batch.parameters, batch.points[cols], Y, alpha, beta,
                                    coefficients, substitutes, structures, additions,
                                    repetition_noise(batch.values[rows]))
-        table.put(np.searchsorted(index, rows), found, empty=True)  # each row is put once
+        table.put(np.searchsorted(index, rows), found)  # each row is put once
     return table
 
 

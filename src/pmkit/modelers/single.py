@@ -123,7 +123,7 @@ def _model_single(batch: SeriesBatch, options: dict[str, Any], modeler: str) -> 
             return pieces[0][1]
         table = AlternativeTable.empty((parameter,), index.size, KEEP, 2)
         for place, found in pieces:
-            table.put(place, found, empty=True)  # each row is put once
+            table.put(place, found)  # each row is put once
         return table
 
     # a group's series are refitted together (one batched solve): a build's blocks are the groups
