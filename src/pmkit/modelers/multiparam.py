@@ -665,8 +665,10 @@ def _hedge_rows(batch: SeriesBatch, results: _Results, contexts: list[tuple[np.n
     for ``auto`` where no context's points span narrowly: no alternative is built at modeling time."""
     from pmkit.fitting.hedging import hedging
 
+    if mode != "auto":  # true: every series; false: none
+        return None if hedging(mode, batch.points) else np.zeros(0, dtype=np.int64)
     hedges = np.array([hedging(mode, batch.points[cols]) for cols, _ in contexts], dtype=bool)
-    if (mode != "auto" and hedging(mode, batch.points)) or (hedges.size > 0 and hedges.all()):
+    if hedges.size > 0 and hedges.all():
         return None
     # index -1 (a group without a context, a series without a group) reads the False appended
     group_hedged = np.append(np.append(hedges, False)[np.asarray(results.context_of, dtype=np.int64)], False)
