@@ -224,6 +224,20 @@ def test_auto_hedges_only_the_series_measured_on_a_narrow_span(monkeypatch: pyte
     assert functions(auto)[40:] == functions(plain)[40:]
     assert functions(auto)[:40] == functions(forced)[:40] != functions(plain)[:40]
     assert any(HEDGE_NOTE in m.notes for m in auto)
+    # a series the hedge left alone gets its interval as without the hedge (built alone), a hedged one its
+    # whole group's, as the hedge built it
+    point = {"p": 1372.0, "size": 1600.0}
+    for models in (auto, plain, forced):
+        assert not models.uncertainty.built.any()
+    wide = [models[60].predict(point, level=0.9) for models in (auto, plain)]
+    assert (wide[0].low, wide[0].high) == (wide[1].low, wide[1].high)
+    assert auto.uncertainty.built.sum() == 1
+    blocks = auto.uncertainty._blocks
+    i = next(i for i in range(40) if (blocks == blocks[i]).sum() > 1)
+    hedged = [models[i].predict(point, level=0.9) for models in (auto, forced)]
+    assert (hedged[0].low, hedged[0].high) == (hedged[1].low, hedged[1].high)
+    assert auto.uncertainty.built.sum() == 1 + (blocks == blocks[i]).sum()
+    assert (blocks[60] == blocks).sum() > 1  # the series left alone has a group too
 
 
 def test_a_narrow_span_is_that_of_a_parameter_measured_at_two_values_or_more() -> None:

@@ -614,10 +614,14 @@ def _model_multiparameter(batch: SeriesBatch, options: dict[str, Any], modeler: 
         return table
 
     # a group's series are refitted together (one batched solve): a build's blocks are the groups; the hedge
-    # chose on whole groups' builds, so where it chose the intervals are built of whole groups too
+    # chose on whole groups' builds, so the intervals of the groups it chose in are built of whole groups too
     rows = _hedge_rows(batch, results, contexts, options.get("hedge", "auto"))
     hedge = rows is None or rows.size > 0
-    uncertainty = Uncertainty(alternatives, len(batch), blocks=results.group_of, whole=hedge)
+    whole: bool | np.ndarray = rows is None
+    if rows is not None and rows.size:
+        whole = np.zeros(len(batch), dtype=bool)
+        whole[rows] = True
+    uncertainty = Uncertainty(alternatives, len(batch), blocks=results.group_of, whole=whole)
     hedged = _hedged(batch, data, results, contexts, segments, uncertainty, rows) if hedge else None
     if hedged is not None:
         choice[:] = hedged.choice
