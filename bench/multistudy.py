@@ -29,7 +29,7 @@ import os
 import pickle
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from fractions import Fraction as F
@@ -327,12 +327,16 @@ class Run:
     discord: dict
 
     @classmethod
-    def start(cls, doc: str, argv: Sequence[str] | None, per_case: int, seed: int, chunk: int) -> Run:
+    def start(cls, doc: str, argv: Sequence[str] | None, per_case: int, seed: int, chunk: int,
+              arguments: Callable[[argparse.ArgumentParser], None] | None = None) -> Run:
+        """The run a protocol's command line asks for; ``arguments`` adds the protocol's own to the parser."""
         parser = argparse.ArgumentParser(description=doc.split("\n\n")[0],
                                          formatter_class=argparse.RawDescriptionHelpFormatter)
         parser.add_argument("--per-case", type=int, default=per_case, help=f"laws per case (default {per_case})")
         parser.add_argument("--seed", type=int, default=seed, help="random seed")
         add_run_arguments(parser, chunk=chunk)
+        if arguments is not None:
+            arguments(parser)
         parser.add_argument("--json", help="write every rate to this file")
         args = parser.parse_args(argv)
         console = Console(width=None if sys.stdout.isatty() else 150)

@@ -14,10 +14,15 @@ the issue's targets are checked at the end.
     python bench/weak_scaling.py                      # 100 per case, Extra-P included
     python bench/weak_scaling.py --per-case 300       # the reported size
     python bench/weak_scaling.py --no-extrap --option acceptance=2
+    python bench/weak_scaling.py --no-extrap --sizes 25,50,75,100,125,150,175,200   # other sizes (an 8× span)
+
+``--sizes`` and ``--p-values`` measure how the parameters' spans change the scores (the ``hedge`` option's
+gate, issue 18): the grid is those p × those sizes, the target 4× the largest of each.
 """
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Sequence
 from fractions import Fraction as F
 
@@ -49,21 +54,45 @@ LAWS: dict[str, list[TermSpec]] = {
 }
 
 
+def grid_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--sizes`` and ``--p-values``: the values of the grid (default :data:`SIZES` and :data:`P_VALUES`)."""
+    parser.add_argument("--sizes", type=_values, default=SIZES, metavar="S1,S2,...",
+                        help=f"the size values measured (default {','.join(f'{s:g}' for s in SIZES)}); the target "
+                             "is 4× the largest")
+    parser.add_argument("--p-values", type=_values, default=P_VALUES, metavar="P1,P2,...",
+                        help=f"the p values measured (default {','.join(f'{p:g}' for p in P_VALUES)}); the target "
+                             "is 4× the largest")
+
+
+def _values(text: str) -> tuple[float, ...]:
+    try:
+        values = tuple(float(v) for v in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a list of numbers separated by commas") from None
+    if len(values) < 2 or len(set(values)) != len(values) or min(values) <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: give two or more distinct positive values")
+    return tuple(sorted(values))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    run = Run.start(__doc__, argv, per_case=100, seed=20261125, chunk=150)
+    run = Run.start(__doc__, argv, per_case=100, seed=20261125, chunk=150, arguments=grid_arguments)
     n = run.args.per_case
-    run.header(f"narrow-span weak scaling: p = 27..343 × size = 25..45, {len(LAWS)} laws × {n} × noise "
-               f"{', '.join(f'±{v:.0%}' for v in NOISES)} × {' and '.join(map(str, REPETITIONS))} repetition(s), "
-               f"target p = {TARGET[0]:g}, size = {TARGET[1]:g}, seed {run.args.seed}")
+    sizes, ps = run.args.sizes, run.args.p_values
+    grid = np.array([(p, s) for p in ps for s in sizes])
+    target = (4 * max(ps), 4 * max(sizes))
+    run.header(f"narrow-span weak scaling: p = {min(ps):g}..{max(ps):g} × size = {min(sizes):g}..{max(sizes):g}, "
+               f"{len(LAWS)} laws × {n} × noise {', '.join(f'±{v:.0%}' for v in NOISES)} × "
+               f"{' and '.join(map(str, REPETITIONS))} repetition(s), target p = {target[0]:g}, "
+               f"size = {target[1]:g}, seed {run.args.seed}")
     rng = np.random.default_rng(run.args.seed)
     rates: dict = {}
     for noise in NOISES:
         for repetitions in REPETITIONS:
-            cases = [scaled_laws(label, PARAMETERS, [terms] * n, GRID, rng) for label, terms in LAWS.items()]
-            values = noisy(np.concatenate([c.evaluate(GRID) for c in cases]), noise, repetitions, rng)
+            cases = [scaled_laws(label, PARAMETERS, [terms] * n, grid, rng) for label, terms in LAWS.items()]
+            values = noisy(np.concatenate([c.evaluate(grid) for c in cases]), noise, repetitions, rng)
             label = f"±{noise:.0%}, {repetitions} rep."
             run.console.log(f"{label}: {values.shape[0]} series")
-            run.score(run.model(PARAMETERS, GRID, values, TARGET), cases, TARGET, rates, label)
+            run.score(run.model(PARAMETERS, grid, values, target), cases, target, rates, label)
     report(run.console, run.tools, rates, n)
     targets(run.console, run.tools, rates, off2_at="±5%", discord=run.discord)
     run.finish(rates)

@@ -3,13 +3,17 @@ one, the law between the two is taken, and its interval still contains it."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
 import pmkit
+from pmkit.errors import UsageError
 from pmkit.experiment import CallTree, Experiment, Metric
-from pmkit.fitting.hedging import GATE, hedge_choices, put_first
+from pmkit.fitting.hedging import GATE, HEDGE_MODES, NARROW_SPAN, hedge_choices, narrow, put_first
 from pmkit.intervals import AlternativeTable
+from pmkit.modelers.multiparam import HEDGE_NOTE
 from pmkit.models import ModelSet
 from pmkit.options import Option
 from pmkit.plugins import get_registry
@@ -79,19 +83,19 @@ def test_put_first_swaps_the_hedge_with_the_chosen_law() -> None:
     assert table.alpha[0, 0, 0, 1] == 2.5 and table.alpha[0, 2, 0, 1] == 2.0
 
 
-def weak_experiment(count: int, seed: int) -> tuple[Experiment, np.ndarray, np.ndarray]:
-    """``count`` series of ``c0 + c·size² + d·log2 p`` with ±5% noise on the weak-scaling grid, and the truth
-    at 4× both parameters."""
+def weak_experiment(count: int, seed: int, grid: np.ndarray = GRID) -> tuple[Experiment, np.ndarray, np.ndarray]:
+    """``count`` series of ``c0 + c·size² + d·log2 p`` with ±5% noise on the weak-scaling grid (or ``grid``), and
+    the truth at 4× both parameters."""
     rng = np.random.default_rng(seed)
     c0, c, d = (10 ** rng.uniform(-1, 1, (count, 1)) for _ in range(3))
-    exact = c0 + c * GRID[:, 1] ** 2 / 45 ** 2 * 10 + d * np.log2(GRID[:, 0])
+    exact = c0 + c * grid[:, 1] ** 2 / 45 ** 2 * 10 + d * np.log2(grid[:, 0])
     values = (exact * (1 + rng.uniform(-0.05, 0.05, exact.shape)))[:, :, None]
-    target = np.array([4 * 343.0, 4 * 45.0])
+    target = 4 * grid.max(axis=0)
     truth = (c0 + c * target[1] ** 2 / 45 ** 2 * 10 + d * np.log2(target[0]))[:, 0]
     tree = CallTree()
     for i in range(count):
         tree.add(f"s{i}")
-    return Experiment(("p", "size"), GRID, tree, (Metric("time"),), {"time": values}), target, truth
+    return Experiment(("p", "size"), grid, tree, (Metric("time"),), {"time": values}), target, truth
 
 
 def used(function) -> set[str]:
@@ -100,8 +104,7 @@ def used(function) -> set[str]:
 
 def test_the_hedge_option_replaces_some_laws_and_their_intervals_contain_them() -> None:
     experiment, target, truth = weak_experiment(120, 5)
-    plain = pmkit.model(experiment)
-    assert [m.function for m in plain] == [m.function for m in pmkit.model(experiment, hedge=False)]
+    plain = pmkit.model(experiment, hedge=False)
     hedged = pmkit.model(experiment, hedge=True)
     point = dict(zip(("p", "size"), target, strict=True))
     before = np.array([m.function.evaluate(list(target)) for m in plain])
@@ -120,17 +123,153 @@ def test_the_hedge_option_replaces_some_laws_and_their_intervals_contain_them() 
     assert off[1] < off[0]
 
 
-def test_the_hedge_option_is_declared_off_by_default() -> None:
+def test_the_hedge_option_is_declared_auto_by_default() -> None:
     modeler = get_registry().entry("modeler", "refining").obj
     option = next(o for o in modeler.options if o.name == "hedge")
-    assert isinstance(option, Option) and option.type is bool and option.default is False
+    assert isinstance(option, Option) and option.type is str and option.default == "auto"
+    assert option.choices == HEDGE_MODES == ("auto", "true", "false")
+    assert f"span a parameter {NARROW_SPAN:g}× or less" in option.help
 
 
-@pytest.mark.parametrize("text", ["true", "on"])
-def test_the_hedge_option_parses_from_text(text: str) -> None:
+@pytest.mark.parametrize(("value", "same_as"), [("true", True), ("on", True), ("yes", True), ("false", False),
+                                                 ("off", False), ("0", False), ("auto", True), ("AUTO", None)])
+def test_the_hedge_option_parses_from_text(value: str, same_as: bool | None) -> None:
+    experiment, _, _ = weak_experiment(12, 6)  # a narrow span: auto hedges as true does
+    if same_as is None:
+        with pytest.raises(UsageError, match=r"^option hedge: 'AUTO' is not one of auto, true, false$"):
+            pmkit.model(experiment, hedge=value)
+        return
+    assert [m.function for m in pmkit.model(experiment, hedge=value)] == \
+        [m.function for m in pmkit.model(experiment, hedge=same_as)]
+
+
+@pytest.mark.parametrize("value", [1, 2.0, None])
+def test_the_hedge_option_refuses_what_is_neither_a_word_nor_a_bool(value) -> None:
+    experiment, _, _ = weak_experiment(4, 6)
+    with pytest.raises(UsageError, match=r"^option hedge of modeler refining must be one of auto, true, false, got"):
+        pmkit.model(experiment, hedge=value)
+
+
+def count_builds(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The sizes of the builds :meth:`~pmkit.intervals.Uncertainty.chunks` makes from now on, appended as made."""
+    import pmkit.intervals
+
+    chunks = pmkit.intervals.Uncertainty.chunks
+    builds: list[int] = []
+
+    def counted(self, wanted=None):
+        for chunk, table in chunks(self, wanted):
+            builds.append(chunk.size)
+            yield chunk, table
+
+    monkeypatch.setattr(pmkit.intervals.Uncertainty, "chunks", counted)
+    return builds
+
+
+def hedge_builds(monkeypatch: pytest.MonkeyPatch, experiment: Experiment, **options) -> tuple[ModelSet, int]:
+    """``experiment``'s models with ``options`` and how many series' alternatives were built while modeling."""
+    with monkeypatch.context() as patch:
+        builds = count_builds(patch)
+        return pmkit.model(experiment, **options), sum(builds)
+
+
+WIDE_GRID = np.array([(p, s) for p in P_VALUES for s in (25.0, 50.0, 100.0, 200.0, 400.0)])
+"""The weak-scaling p values × sizes spanning 16× (narrow spans nowhere)."""
+
+
+def functions(models: ModelSet) -> list:
+    return [m.function for m in models]
+
+
+def test_auto_hedges_the_series_of_a_narrow_span_as_true_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    experiment, target, _ = weak_experiment(60, 5)
+    assert narrow(GRID)
+    auto, built = hedge_builds(monkeypatch, experiment)
+    forced, _ = hedge_builds(monkeypatch, experiment, hedge="true")
+    plain, none = hedge_builds(monkeypatch, experiment, hedge=False)
+    assert built == 60 and none == 0
+    assert functions(auto) == functions(forced) != functions(plain)
+    point = dict(zip(("p", "size"), target, strict=True))
+    bounds = [models.predict(point, level=0.9) for models in (auto, forced)]
+    assert all(np.array_equal(a, b, equal_nan=True) for a, b in zip(*bounds, strict=True))
+
+
+def test_auto_builds_no_alternative_where_no_span_is_narrow(monkeypatch: pytest.MonkeyPatch) -> None:
+    experiment, target, _ = weak_experiment(60, 5, WIDE_GRID)
+    assert not narrow(WIDE_GRID)
+    auto, built = hedge_builds(monkeypatch, experiment)
+    plain, _ = hedge_builds(monkeypatch, experiment, hedge="false")
+    forced, forced_built = hedge_builds(monkeypatch, experiment, hedge=True)
+    assert built == 0 and forced_built == 60
+    assert functions(auto) == functions(plain)
+    assert [m.notes for m in auto] == [m.notes for m in plain]
+    assert not auto.uncertainty.built.any()  # intervals built on demand only, as without the hedge
+    point = dict(zip(("p", "size"), target, strict=True))
+    auto[3].predict(point, level=0.9)
+    assert auto.uncertainty.built.sum() < 60  # not whole groups: a row alone, as hedge=false builds it
+    assert forced.uncertainty.built.sum() == 0
+
+
+def test_auto_hedges_only_the_series_measured_on_a_narrow_span(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Series measured at the sizes up to 45 only (NaN beyond) are hedged; those measured at every size are not."""
+    grid = np.array([(p, s) for p in P_VALUES for s in (25.0, 30.0, 35.0, 40.0, 45.0, 100.0, 200.0, 400.0)])
+    experiment, _, _ = weak_experiment(80, 5, grid)
+    values = experiment.measurements["time"].copy()
+    values[:40, grid[:, 1] > 45] = np.nan
+    experiment = Experiment(("p", "size"), grid, experiment.callpaths, (Metric("time"),), {"time": values})
+    auto, built = hedge_builds(monkeypatch, experiment)
+    plain, _ = hedge_builds(monkeypatch, experiment, hedge=False)
+    forced, _ = hedge_builds(monkeypatch, experiment, hedge=True)
+    assert built == 40
+    assert functions(auto)[40:] == functions(plain)[40:]
+    assert functions(auto)[:40] == functions(forced)[:40] != functions(plain)[:40]
+    assert any(HEDGE_NOTE in m.notes for m in auto)
+    # a series the hedge left alone gets its interval as without the hedge (built alone), a hedged one its
+    # whole group's, as the hedge built it
+    point = {"p": 1372.0, "size": 1600.0}
+    for models in (auto, plain, forced):
+        assert not models.uncertainty.built.any()
+    wide = [models[60].predict(point, level=0.9) for models in (auto, plain)]
+    assert (wide[0].low, wide[0].high) == (wide[1].low, wide[1].high)
+    assert auto.uncertainty.built.sum() == 1
+    blocks = auto.uncertainty._blocks
+    i = next(i for i in range(40) if (blocks == blocks[i]).sum() > 1)
+    hedged = [models[i].predict(point, level=0.9) for models in (auto, forced)]
+    assert (hedged[0].low, hedged[0].high) == (hedged[1].low, hedged[1].high)
+    assert auto.uncertainty.built.sum() == 1 + (blocks == blocks[i]).sum()
+    assert (blocks[60] == blocks).sum() > 1  # the series left alone has a group too
+
+
+def test_a_narrow_span_is_that_of_a_parameter_measured_at_two_values_or_more() -> None:
+    assert narrow(np.array([[1.0, 10.0], [1.0, 10.0 * NARROW_SPAN]]))
+    assert not narrow(np.array([[1.0, 10.0], [1.0, 10.0 * NARROW_SPAN * 1.01]]))
+    assert not narrow(np.array([[5.0, 10.0], [5.0, 10.0 * NARROW_SPAN * 1.01]]))  # p at one value: no span
+    assert not narrow(np.array([[0.0, 10.0], [1.0, 10.0 * NARROW_SPAN * 1.01]]))  # a value 0: no ratio
+    assert narrow(np.array([[0.0, 10.0], [1.0, 15.0]]))  # the narrow one decides
+    assert not narrow(np.zeros((0, 2)))
+
+
+def test_the_cli_reads_the_three_values_and_refuses_others(tmp_path, capsys) -> None:
+    from pmkit.cli import main
+
     experiment, _, _ = weak_experiment(12, 6)
-    assert [m.function for m in pmkit.model(experiment, hedge=text)] == \
-        [m.function for m in pmkit.model(experiment, hedge=True)]
+    lines = ["PARAMETER p", "PARAMETER size",
+             "POINTS " + " ".join(f"( {p:g} {s:g} )" for p, s in GRID), "METRIC time"]
+    for i in range(12):
+        lines.append(f"REGION s{i}")
+        lines += [f"DATA {float(v)!r}" for v in experiment.measurements["time"][i, :, 0]]
+    file = tmp_path / "weak.txt"
+    file.write_text("\n".join(lines) + "\n")
+    texts = {}
+    for value in ("auto", "true", "false"):
+        assert main(["model", str(file), "--json", "-O", f"hedge={value}"]) == 0
+        texts[value] = [m["text"] for m in json.loads(capsys.readouterr().out)["models"]]
+    assert main(["model", str(file), "--json"]) == 0
+    assert [m["text"] for m in json.loads(capsys.readouterr().out)["models"]] == texts["auto"] == texts["true"]
+    assert texts["true"] != texts["false"]
+    assert main(["model", str(file), "-O", "hedge=maybe"]) == 2
+    error = capsys.readouterr().err.strip()
+    assert error == "error: option hedge: 'maybe' is not one of auto, true, false"
 
 
 def hedged_in_steps(monkeypatch: pytest.MonkeyPatch, experiment: Experiment, rows: int
@@ -142,15 +281,7 @@ def hedged_in_steps(monkeypatch: pytest.MonkeyPatch, experiment: Experiment, row
 
     monkeypatch.setattr(pmkit.intervals, "STREAM_ROWS", rows)
     monkeypatch.setattr(pmkit.fitting.hedging, "CHOICE_ROWS", rows)
-    chunks = pmkit.intervals.Uncertainty.chunks
-    builds = []
-
-    def counted(self, wanted=None):
-        for chunk, table in chunks(self, wanted):
-            builds.append(chunk.size)
-            yield chunk, table
-
-    monkeypatch.setattr(pmkit.intervals.Uncertainty, "chunks", counted)
+    builds = count_builds(monkeypatch)
     models = pmkit.model(experiment, hedge=True)
     return models, len(builds)
 
@@ -167,7 +298,7 @@ def test_the_hedge_chosen_a_group_at_a_time_is_the_hedge_chosen_on_every_series_
         found[rows] = (models, builds, bounds)
     (whole, one, whole_bounds), (steps, many, step_bounds) = found[10**9], found[1]
     assert one == 1 and many > 1  # every series in one build; a group per build
-    assert sum(m.function != whole[i].function for i, m in enumerate(pmkit.model(experiment))) > 0
+    assert sum(m.function != whole[i].function for i, m in enumerate(pmkit.model(experiment, hedge=False))) > 0
     for a, b in zip(whole, steps, strict=True):
         assert a.function == b.function and a.notes == b.notes
         assert repr(a.quality.to_json()) == repr(b.quality.to_json())  # to the last bit

@@ -241,11 +241,11 @@ def test_every_rows_interval_without_keeping_equals_all_at_once(monkeypatch: pyt
 
     exp = _mixed_laws(60, 12)
     target = {"p": 512.0, "size": 180.0}
-    kept = pmkit.model(exp)
+    kept = pmkit.model(exp, hedge=False)
     whole = kept.predict(target)
     assert kept.uncertainty.built.all() and len(np.unique(kept.uncertainty._blocks)) > 4
     monkeypatch.setattr(intervals, "STREAM_ROWS", 3)  # chunks of whole groups, far smaller than the set
-    models = pmkit.model(exp)
+    models = pmkit.model(exp, hedge=False)
     streamed = models.predict(target, keep=False)
     assert not models.uncertainty.built.any()
     for a, b in zip(streamed, whole, strict=True):
@@ -253,7 +253,7 @@ def test_every_rows_interval_without_keeping_equals_all_at_once(monkeypatch: pyt
     assert np.isfinite(streamed[1]).sum() > 50
     # rows built before keep their alternatives (built alone), the others are built with the rest of their group,
     # as a build of every missing row at once does
-    first, rest = pmkit.model(exp), pmkit.model(exp)
+    first, rest = pmkit.model(exp, hedge=False), pmkit.model(exp, hedge=False)
     early = np.array([5, 9, 40])
     for models in (first, rest):
         models.predict(target, rows=early)
@@ -263,7 +263,7 @@ def test_every_rows_interval_without_keeping_equals_all_at_once(monkeypatch: pyt
     for a, b in zip(chunked, once, strict=True):
         assert a.tobytes() == b.tobytes()
     # the report's every-row bounds (show --json) are those of the kept table
-    report = scaling.analyse(exp, pmkit.model(exp), target=target).columns
+    report = scaling.analyse(exp, pmkit.model(exp, hedge=False), target=target).columns
     reference = scaling.analyse(exp, kept, target=target).columns
     assert report.low.tobytes() == reference.low.tobytes() and report.high.tobytes() == reference.high.tobytes()
 
@@ -294,7 +294,7 @@ def test_a_sparse_designs_intervals_with_products_stream_alike(monkeypatch: pyte
 
 def test_a_kept_table_holds_the_rows_built_alone() -> None:
     exp = _mixed_laws(40, 13)
-    models = pmkit.model(exp)
+    models = pmkit.model(exp, hedge=False)
     uncertainty = models.uncertainty
     models.predict({"p": 512.0, "size": 180.0}, rows=np.array([2, 30]))
     models.predict({"p": 512.0, "size": 180.0}, rows=np.array([7]))

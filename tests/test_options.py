@@ -33,6 +33,19 @@ def test_bad_values_are_usage_errors():
         resolve_options(DECLARED, {"fast": 3}, "m")
 
 
+def test_a_choice_of_true_and_false_reads_bools_and_their_words():
+    mode = Option("mode", str, "auto", "auto, or forced on or off", choices=("auto", "true", "false"))
+    for given, found in ((True, "true"), (False, "false"), ("yes", "true"), ("OFF", "false"), ("auto", "auto")):
+        assert resolve_options((mode,), {"mode": given}, "m") == {"mode": found}
+    assert mode.parse("1") == "true" and mode.text(mode.parse("no")) == "false"
+    with pytest.raises(UsageError, match=r"^option mode of m must be one of auto, true, false, got 3$"):
+        resolve_options((mode,), {"mode": 3}, "m")
+    # choices without both words read a bool as any str option does: refused
+    with pytest.raises(UsageError, match=r"^option measure of m must be one of mean, median, got True$"):
+        resolve_options(DECLARED, {"measure": True}, "m")
+    assert DECLARED[2].parse("mean") == "mean"
+
+
 def test_parse_assignments_names_the_flag():
     assert parse_assignments(["a=1", " b = x=y "]) == {"a": "1", "b": "x=y"}
     with pytest.raises(UsageError, match="-O expects NAME=VALUE, got 'novalue'"):

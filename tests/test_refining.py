@@ -151,7 +151,7 @@ def test_growth_is_found_under_noise() -> None:
 def test_options_are_declared_with_paper_defaults() -> None:
     defaults = {o.name: o.default for o in OPTIONS}
     assert defaults == {"acceptance": 1.5, "termination": 2.0, "nonconstancy": 2.0, "measure": "mean",
-                        "segments": "auto", "falling": True, "hedge": False}
+                        "segments": "auto", "falling": True, "hedge": "auto"}
     assert RefiningModeler.name == "refining"
 
 

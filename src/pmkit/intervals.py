@@ -282,13 +282,14 @@ class Uncertainty:
     the same series of its block are built with it (the refits run on the block's rows at once, and the
     floating-point path of a batched solve depends on its rows), so :meth:`predict` without keeping builds
     whole blocks at a time.  The built rows are kept in one table of theirs alone, in series order (a view
-    that asked for 20 rows holds 20, not a table of every series).  ``whole``: a few rows asked for are built
-    with the rest of their blocks (and those kept too), so every row is the one a build of every series gives
-    (the ``hedge`` option chose among those: without, ``pmkit show FILE --json -O hedge=true`` on 20,000
-    two-parameter series moved the last bits of the two bounds it asks for row by row)."""
+    that asked for 20 rows holds 20, not a table of every series).  ``whole`` (True, or a mask of the series
+    it holds for): a few rows asked for are built with the rest of their blocks (and those kept too), so every
+    row is the one a build of every series gives (the ``hedge`` option chose among those: without, ``pmkit
+    show FILE --json -O hedge=true`` on 20,000 two-parameter series moved the last bits of the two bounds it
+    asks for row by row)."""
 
     def __init__(self, build: Callable[[np.ndarray], AlternativeTable], count: int,
-                 blocks: np.ndarray | None = None, whole: bool = False) -> None:
+                 blocks: np.ndarray | None = None, whole: bool | np.ndarray = False) -> None:
         self._builder = build
         self._blocks = blocks
         self._whole = whole
@@ -350,9 +351,10 @@ class Uncertainty:
 
     def _ensure(self, wanted: np.ndarray) -> None:
         missing = wanted & ~self.built
-        if self._whole and missing.any():
+        spread = missing & self._whole  # the rows whose whole blocks are built with them
+        if spread.any():
             missing = (np.ones_like(missing) if self._blocks is None
-                       else np.isin(self._blocks, np.unique(self._blocks[missing]))) & ~self.built
+                       else missing | np.isin(self._blocks, np.unique(self._blocks[spread]))) & ~self.built
         if missing.any() or self._kept is None:
             self._add(missing)
 

@@ -30,7 +30,8 @@ class Option:
 
     ``type`` is ``bool``, ``int``, ``float``, ``str`` or ``dict`` (names to names, given on the
     command line as ``a=b,c=d``).  ``minimum`` and ``maximum`` (inclusive) bound an ``int`` or
-    ``float`` option; ``choices`` lists the values a ``str`` option may take.
+    ``float`` option; ``choices`` lists the values a ``str`` option may take (where they include ``true``
+    and ``false``, it takes a bool too: :meth:`boolean_choice`).
     """
 
     name: str
@@ -55,11 +56,23 @@ class Option:
             elif self.type is dict:
                 value = parse_pairs(text)
             else:
-                value = self.type(text)
+                value = self.boolean_choice(self.type(text))
         except ValueError:
             what = PAIRS if self.type is dict else f"valid {self.type.__name__}"
             raise UsageError(f"option {self.name}: {text!r} is not a {what}") from None
         self.check(value)
+        return value
+
+    def boolean_choice(self, value: Any) -> Any:
+        """A ``str`` option whose choices include ``true`` and ``false`` (``hedge``: ``auto``, ``true``, ``false``)
+        reads a bool, and a word a ``bool`` option reads (``yes``, ``on``, ``0``…), as one of those two; any other
+        value as it is."""
+        if self.type is not str or not self.choices or not {"true", "false"} <= set(self.choices):
+            return value
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
+            return "true" if value.strip().lower() in _TRUE else "false"
         return value
 
     def text(self, value: Any) -> str:
@@ -179,12 +192,14 @@ def resolve_options(declared: Sequence[Option], given: Mapping[str, Any], owner:
     values = {o.name: o.default for o in declared}
     for name, value in given.items():
         option = by_name[name]
+        value = option.boolean_choice(value)
         if isinstance(value, str) and option.type is not str:
             value = option.parse(value)
         elif option.type is float and isinstance(value, int) and not isinstance(value, bool):
             value = float(value)
         elif not isinstance(value, option.type):
-            raise UsageError(f"option {name} of {owner} must be {option.type.__name__}, got {value!r}")
+            what = f"one of {', '.join(map(str, option.choices))}" if option.choices else option.type.__name__
+            raise UsageError(f"option {name} of {owner} must be {what}, got {value!r}")
         option.check(value)
         values[name] = value
     return values

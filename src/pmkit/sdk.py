@@ -191,7 +191,8 @@ def model(experiment: Experiment, modeler: str = DEFAULT_MODELER, *, metrics: Se
     arguments are the modeler's declared options — ``refining``'s include ``hedge`` (several parameters),
     ``segments`` and ``falling``; ``pmkit plugins --options`` lists every modeler's, and
     ``pmkit.plugins.get_registry().get("modeler", name).options`` gives them in Python.  A string value
-    is parsed as on the command line (``hedge="true"``).  An unknown modeler, option, metric or call
+    is parsed as on the command line (``hedge="true"``; ``hedge`` takes ``"auto"``, its default, ``"true"``
+    or ``True`` and ``"false"`` or ``False``).  An unknown modeler, option, metric or call
     path, or a value of another type than the option's, raises :class:`~pmkit.errors.UsageError`.
 
     The result holds one model per series: ``models.get(callpath, metric)`` (None where there is

@@ -614,10 +614,15 @@ def _model_multiparameter(batch: SeriesBatch, options: dict[str, Any], modeler: 
         return table
 
     # a group's series are refitted together (one batched solve): a build's blocks are the groups; the hedge
-    # chose on whole groups' builds, so its intervals are built of whole groups too
-    hedge = bool(options.get("hedge"))
-    uncertainty = Uncertainty(alternatives, len(batch), blocks=results.group_of, whole=hedge)
-    hedged = _hedged(batch, data, results, contexts, segments, uncertainty) if hedge else None
+    # chose on whole groups' builds, so the intervals of the groups it chose in are built of whole groups too
+    rows = _hedge_rows(batch, results, contexts, options.get("hedge", "auto"))
+    hedge = rows is None or rows.size > 0
+    whole: bool | np.ndarray = rows is None
+    if rows is not None and rows.size:
+        whole = np.zeros(len(batch), dtype=bool)
+        whole[rows] = True
+    uncertainty = Uncertainty(alternatives, len(batch), blocks=results.group_of, whole=whole)
+    hedged = _hedged(batch, data, results, contexts, segments, uncertainty, rows) if hedge else None
     if hedged is not None:
         choice[:] = hedged.choice
     replaced = (choice != 0).astype(np.int64)
@@ -656,16 +661,35 @@ class _Hedged:
         return np.flatnonzero(self.choice)
 
 
+def _hedge_rows(batch: SeriesBatch, results: _Results, contexts: list[tuple[np.ndarray, list[Line | None]]],
+                mode: str | bool) -> np.ndarray | None:
+    """The series the ``hedge`` option ``mode`` hedges: None for every series (``true``, or ``auto`` where every
+    context's points span narrowly), else (sorted) those of the groups whose context's points it hedges
+    (:func:`pmkit.fitting.hedging.hedging`; whole groups, the blocks of a build) — none for ``false``, and none
+    for ``auto`` where no context's points span narrowly: no alternative is built at modeling time."""
+    from pmkit.fitting.hedging import hedging
+
+    if mode != "auto":  # true: every series; false: none
+        return None if hedging(mode, batch.points) else np.zeros(0, dtype=np.int64)
+    hedges = np.array([hedging(mode, batch.points[cols]) for cols, _ in contexts], dtype=bool)
+    if hedges.size > 0 and hedges.all():
+        return None
+    # index -1 (a group without a context, a series without a group) reads the False appended
+    group_hedged = np.append(np.append(hedges, False)[np.asarray(results.context_of, dtype=np.int64)], False)
+    return np.flatnonzero(group_hedged[results.group_of])
+
+
 def _hedged(batch: SeriesBatch, data: SeriesData, results: _Results,
-            contexts: list[tuple[np.ndarray, list[Line | None]]], segments: dict, uncertainty: Uncertainty
-            ) -> _Hedged:
+            contexts: list[tuple[np.ndarray, list[Line | None]]], segments: dict, uncertainty: Uncertainty,
+            rows: np.ndarray | None = None) -> _Hedged:
     """Every series' alternatives built a chunk of whole groups at a time (:meth:`Uncertainty.chunks`), the hedge
     chosen among them on the points its search saw (series split at a change point keep their segments), and
     only the hedged laws and their quality kept; the intervals build the alternatives again and put the choice
     first (the modeler's build).  A chunk's rows are those of one build of every series, and the choice is
     made row by row, so laws and bounds are those of choosing on every series' table at once (kept, before:
     ``pmkit show FILE --json -O hedge=true`` on 20,000 two-parameter series 1,671 → 446–457 MB peak;
-    ``bench/README.md`` §15, "The hedge a chunk at a time")."""
+    ``bench/README.md`` §15, "The hedge a chunk at a time").  ``rows``: only those series (whole groups; None:
+    every series, :func:`_hedge_rows`)."""
     from pmkit.fitting.hedging import hedge_choices, put_first
 
     count = len(batch)
@@ -677,7 +701,7 @@ def _hedged(batch: SeriesBatch, data: SeriesData, results: _Results,
     hedged: list[np.ndarray] = []
     laws: list[AlternativeTable] = []
     qualities: list[np.ndarray] = []
-    for chunk, table in uncertainty.chunks():
+    for chunk, table in uncertainty.chunks(rows):
         of = context[chunk]
         for c in np.unique(of[of >= 0]).tolist():
             at = np.flatnonzero(of == c)

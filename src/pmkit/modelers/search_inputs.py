@@ -11,6 +11,7 @@ import numpy as np
 
 from pmkit.constraints import Constraint
 from pmkit.experiment import MEASURES, reduce_repetitions
+from pmkit.fitting.hedging import HEDGE_MODES, NARROW_SPAN
 from pmkit.fitting.refinement import MIN_POINTS, RefineSettings, compiled_kernels
 from pmkit.fitting.segments import MIN_POINTS as SEGMENT_MIN_POINTS
 from pmkit.fitting.segments import MODES as SEGMENT_MODES
@@ -36,10 +37,11 @@ OPTIONS: tuple[Option, ...] = (
            choices=SEGMENT_MODES),
     Option("falling", bool, True, "search falling laws too: c0 + c·p^(-γ) (strong scaling) and, from 6 points "
            "on, a·p^(-γ) + b·g(p) with a turning point; false: the growing laws of the original refining search only"),
-    Option("hedge", bool, False, "with several parameters: where the points cannot reject a law over the same "
+    Option("hedge", str, "auto", "with several parameters: where the points cannot reject a law over the same "
            "parameters that predicts more than 4× off the chosen one at 8× the largest values, take the law "
            "between the two instead (fewer predictions off by 2× on a narrow span, fewer exact ones; "
-           "pmkit.fitting.hedging)"),
+           f"pmkit.fitting.hedging): on series whose points span a parameter {NARROW_SPAN:g}× or less (largest / "
+           "smallest; auto), on every series (true) or never (false)", choices=HEDGE_MODES),
 )
 """The options of the PMNF search modelers.
 
