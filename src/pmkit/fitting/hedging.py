@@ -89,7 +89,7 @@ def _choices(table: AlternativeTable, points: np.ndarray, values: np.ndarray) ->
     y = np.asarray(values, dtype=float)
     usable = np.isfinite(y).all(axis=1) & (y > 0).all(axis=1)
     y = np.where(usable[:, None], y, 1.0)
-    basis = np.stack([table.basis(p) for p in points], axis=2)  # S, K, points, 1 + T
+    basis = table.bases(points)  # S, K, points, 1 + T
     with np.errstate(all="ignore"):
         fitted = np.einsum("skt,sknt->skn", table.coef, basis)
         rss = (((y[:, None, :] - fitted) / y[:, None, :]) ** 2).sum(axis=2)
