@@ -163,21 +163,22 @@ class AlternativeTable:
 
     def bases(self, points: np.ndarray) -> np.ndarray:
         """(S, K, N, 1 + T): :meth:`basis` at each of ``points`` (N × P), the same values to the last bit as
-        stacking them on axis 2 (and as C-ordered: ``np.einsum`` sums as its operands lie), the powers made once
-        per distinct term of the table: the alternatives are a few dozen exponent sets repeated over every series.
-        ``pmkit model FILE --json -O hedge=true`` on 20,000 narrow two-parameter series
+        stacking them on axis 2 (and C-ordered as that stack: ``np.einsum`` sums as its operands lie), each
+        distinct alternative's design made once: the alternatives are a few hundred exponent sets repeated over
+        thousands of series.  ``pmkit model FILE --json -O hedge=true`` on 20,000 narrow two-parameter series
         (``bench/interval_speed.py --hedge``) made ~100,000 :meth:`basis` calls, 6.0 of its 18.5 s (cProfile)."""
         points = np.asarray(points, dtype=float)
         s, k, t, p = self.alpha.shape
         if points.ndim != 2 or points.shape[1] != p:
             raise ValueError(f"points need {p} coordinates {list(self.parameters)}, got shape {points.shape}")
-        exponents = np.concatenate([self.alpha, self.beta], axis=3).reshape(-1, 2 * p)
+        exponents = np.concatenate([self.alpha, self.beta], axis=3).reshape(s * k, t * 2 * p)
         distinct, inverse = _distinct_rows(exponents)
-        alpha, beta = np.ascontiguousarray(distinct[:, :p]), np.ascontiguousarray(distinct[:, p:])
-        values = np.stack([term_values(coords, alpha, beta) for coords in points], axis=1)  # distinct × N
-        out = np.ones((s, k, len(points), 1 + t))
-        out[:, :, :, 1:] = values[inverse.reshape(s, k, t)].transpose(0, 1, 3, 2)
-        return out
+        distinct = distinct.reshape(-1, t, 2 * p)
+        alpha, beta = np.ascontiguousarray(distinct[..., :p]), np.ascontiguousarray(distinct[..., p:])
+        designs = np.ones((len(distinct), len(points), 1 + t))
+        for j, coords in enumerate(points):
+            designs[:, j, 1:] = term_values(coords, alpha, beta)
+        return designs[inverse].reshape(s, k, len(points), 1 + t)
 
     def predict(self, point: Mapping[str, float] | Sequence[float], level: float = DEFAULT_LEVEL
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

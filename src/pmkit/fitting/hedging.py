@@ -44,6 +44,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from pmkit.fitting.leastsquares import f_critical
 from pmkit.intervals import AlternativeTable
 
 LEVEL = 0.05
@@ -81,8 +82,6 @@ def hedge_choices(table: AlternativeTable, points: np.ndarray, values: np.ndarra
 
 def _choices(table: AlternativeTable, points: np.ndarray, values: np.ndarray) -> np.ndarray:
     """:func:`hedge_choices` of all rows of ``table`` at once."""
-    from scipy.stats import f as f_distribution
-
     count, _ = table.weight.shape
     if count == 0 or len(points) == 0:
         return np.zeros(count, dtype=np.int64)
@@ -103,12 +102,12 @@ def _choices(table: AlternativeTable, points: np.ndarray, values: np.ndarray) ->
     least, best_dof = rss[rows, best][:, None], dof[rows, best][:, None]
     with np.errstate(all="ignore"):
         statistic = np.maximum(rss - least, 0.0) / (least / best_dof)
-    near = present & ((least <= 0) | (statistic < f_distribution.isf(LEVEL, 1, best_dof)))
+    near = present & ((least <= 0) | (statistic < f_critical(LEVEL, 1, best_dof)))
     near[:, 0] = True
     used = parameters_used(table)
     far_point = np.asarray(points, dtype=float).max(axis=0) * DISTANCE
     with np.errstate(all="ignore"):
-        mean = np.einsum("skt,skt->sk", table.coef, table.basis(far_point))
+        mean = np.einsum("skt,skt->sk", table.coef, table.bases(far_point[None, :])[:, :, 0])
     candidate = near & (used == used[:, :1]).all(axis=2) & np.isfinite(mean) & (mean > 0)
     logs = np.log(np.where(candidate, mean, 1.0))
     apart = np.abs(logs - logs[:, :1])

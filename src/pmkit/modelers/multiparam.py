@@ -293,6 +293,7 @@ from pmkit.fitting.kernels import contributions, design_errors, design_fits, fit
 from pmkit.fitting.leastsquares import (
     DesignFit,
     adjusted_r2,
+    f_critical,
     fit_design,
     left_inverses,
     relative_rss,
@@ -1192,7 +1193,7 @@ def _one_coefficient_test(base: _Outcome, variant: _Outcome, n: int, level: floa
     dof = n - 1 - base.size - 1
     with np.errstate(all="ignore"):
         statistic = (base.relative_rss - variant.relative_rss) / (variant.relative_rss / dof)
-        critical = _f_critical(level, np.ones_like(dof), np.maximum(dof, 1))
+        critical = f_critical(level, np.ones_like(dof), np.maximum(dof, 1))
     return (dof > 0) & (statistic > critical)
 
 
@@ -1271,27 +1272,6 @@ WEAK_SIGNIFICANCE = 0.01
 """The weak variant's extra terms are kept where an F-test on the relative residuals rejects, at this level,
 that they only fit noise (see :func:`_weak_wins`)."""
 
-def _f_critical(level: float, d1: np.ndarray, d2: np.ndarray) -> np.ndarray:
-    """The F distribution's upper ``level`` point for each pair of degrees of freedom, computed once per
-    distinct pair (a batch has a handful; scipy's per-element inverse was a tenth of two-parameter modeling).
-
-    ``scipy.special.fdtri(d1, d2, 1 - level)`` is what ``scipy.stats.f.isf(level, d1, d2)`` computes (the F
-    distribution has no upper inverse of its own; scipy's generic one is the quantile of ``1 - level``), equal
-    to the last bit for every ``d1`` < 60, ``d2`` < 3,000 at levels 0.001–0.1 (scipy 1.17) — without importing
-    ``scipy.stats``, 0.3–0.5 s of CPU in every process that models two parameters."""
-    from scipy.special import fdtri
-
-    d1, d2 = np.broadcast_arrays(np.asarray(d1, dtype=np.int64), np.asarray(d2, dtype=np.int64))
-    if d1.size == 0:
-        return np.zeros(d1.shape)
-    width = int(d2.max()) + 1
-    key = d1 * width + d2  # degrees of freedom are small non-negative integers: a lookup table, no sort
-    present = np.flatnonzero(np.bincount(key.ravel()))
-    table = np.zeros(int(present[-1]) + 1)
-    table[present] = fdtri(present // width, present % width, 1.0 - level)
-    return table[key]
-
-
 def _weak_wins(base: _Outcome, weak: _Outcome, n: int, acceptance: float,
                level: float = WEAK_SIGNIFICANCE) -> np.ndarray:
     """Per series, whether the weak variant (:meth:`_Search.weak_variant`) replaces the base choice.
@@ -1310,8 +1290,8 @@ def _weak_wins(base: _Outcome, weak: _Outcome, n: int, acceptance: float,
     dof = n - 1 - base.size - tested
     with np.errstate(all="ignore"):
         statistic = (base.relative_rss - weak.relative_rss) / tested / (weak.relative_rss / dof)
-        critical = _f_critical(level, tested, np.maximum(dof, 1))
-        critical_same = _f_critical(KEEP_SIGNIFICANCE, tested, np.maximum(dof, 1))
+        critical = f_critical(level, tested, np.maximum(dof, 1))
+        critical_same = f_critical(KEEP_SIGNIFICANCE, tested, np.maximum(dof, 1))
     # the leave-one-out error must fall too: a term that only a point of high leverage sees (x³·y²·z² on a
     # sparse grid, large at its last diagonal point alone) fits that point's noise, and the F-test takes it
     more = (extra > 0) & (dof > 0) & (statistic > critical) & (weak.error < base.error)
