@@ -113,7 +113,12 @@ def head_file(folder: Path, n: int) -> Path:
 
 
 def hedge_costs(codes: dict[str, dict], folder: Path, n: int, rounds: int, scratch: Path) -> None:
-    """The ``--hedge`` measurements (module docstring)."""
+    """The ``--hedge`` measurements (module docstring), after one run of each code on 500 narrow series (a code's
+    first run compiles its numba kernels into its cache, seconds that no later run pays)."""
+    warm = narrow_file(folder, 500)
+    for env in codes.values():
+        run([sys.executable, "-m", "pmkit.cli", "show", str(warm), "--json", "--out", str(scratch / "warm.json"),
+             "-O", "hedge=true"], env=env)
     for name, path in (("narrow", narrow_file(folder, n)), ("p2 head", head_file(folder, n))):
         print(f"\n{n:,} two-parameter series, {name} ({path.name}); each run CPU s (wall s, peak MB)")
         runs: dict[tuple[str, str], list[str]] = {}
