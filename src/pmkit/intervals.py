@@ -165,8 +165,12 @@ class AlternativeTable:
         """(S, K, N, 1 + T): :meth:`basis` at each of ``points`` (N × P), the same values to the last bit as
         stacking them on axis 2 (and C-ordered as that stack: ``np.einsum`` sums as its operands lie), each
         distinct term's values and each distinct alternative's design made once: the alternatives are a few
-        hundred exponent sets repeated over thousands of series, made of fewer distinct terms.  ``pmkit model FILE --json -O hedge=true`` on 20,000 narrow two-parameter series
-        (``bench/interval_speed.py --hedge``) made ~100,000 :meth:`basis` calls, 6.0 of its 18.5 s (cProfile)."""
+        hundred exponent sets repeated over thousands of series, made of fewer distinct terms.  ``pmkit model
+        FILE --json -O hedge=true`` on 20,000 narrow two-parameter series (``bench/interval_speed.py --hedge``)
+        made ~100,000 :meth:`basis` calls, 6.0 of its 18.5 s (cProfile); with this and the batched quality
+        (:func:`pmkit.modelers.multiparam._law_qualities`), 3572526 → this, three alternated runs, CPU s: that
+        command 12.5–13.2 → 6.5–7.9, ``show --json -O hedge=true`` 15.9–17.7 → 10.4–11.1, both documents
+        byte-identical (``bench/README.md`` §15, "The hedge, faster")."""
         points = np.asarray(points, dtype=float)
         s, k, t, p = self.alpha.shape
         if points.ndim != 2 or points.shape[1] != p:

@@ -70,7 +70,11 @@ def hedge_choices(table: AlternativeTable, points: np.ndarray, values: np.ndarra
     """Per row of ``table`` (series measured at ``points``, points × parameters, with ``values``, series ×
     points, one per point), the alternative to take instead of the chosen law (0: keep it); see the module
     docstring.  Series with a value ≤ 0 or not finite keep theirs (their relative errors are undefined).
-    :data:`CHOICE_ROWS` rows at a time."""
+    :data:`CHOICE_ROWS` rows at a time.  The fitted values come from each distinct alternative's design
+    (:meth:`~pmkit.intervals.AlternativeTable.bases`) and the F test's critical values from ``fdtri`` once per
+    degrees of freedom (:func:`~pmkit.fitting.leastsquares.f_critical`, no ``scipy.stats`` import): on 20,000
+    narrow two-parameter series (``bench/interval_speed.py --hedge``) 4.1 s of cProfile (0.8 s of it importing
+    ``scipy.stats``, 2.4 s the designs) → 0.5 s, the choices the same."""
     count, _ = table.weight.shape
     choice = np.zeros(count, dtype=np.int64)
     values = np.asarray(values, dtype=float)
