@@ -989,6 +989,9 @@ def test_bases_at_many_points_equal_basis_at_each_to_the_last_bit(params: int) -
     assert np.array_equal(found.view(np.int64), stacked.view(np.int64))
     with pytest.raises(ValueError):
         table.bases(points[:, :1])
+    for count, k, t in ((0, 3, 2), (3, 2, 0)):  # no series; laws of no term (the constant alone)
+        empty = AlternativeTable.empty(table.parameters, count, k, t)
+        assert np.array_equal(empty.bases(points), np.ones((count, k, len(points), 1 + t)))
 
 
 def test_distinct_rows_survive_a_hash_that_tells_nothing_apart(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -181,7 +181,7 @@ class AlternativeTable:
         alpha, beta = np.ascontiguousarray(terms[:, :p]), np.ascontiguousarray(terms[:, p:])
         values = np.stack([term_values(coords, alpha, beta) for coords in points], axis=1)  # terms × points
         designs = np.ones((len(alternatives), len(points), 1 + t))
-        designs[:, :, 1:] = values[term_inverse.reshape(-1, t)].transpose(0, 2, 1)
+        designs[:, :, 1:] = values[term_inverse.reshape(len(alternatives), t)].transpose(0, 2, 1)
         return designs[inverse].reshape(s, k, len(points), 1 + t)
 
     def predict(self, point: Mapping[str, float] | Sequence[float], level: float = DEFAULT_LEVEL
