@@ -335,3 +335,36 @@ def test_the_tree_marks_a_hedged_law_with_a_footnote() -> None:
     console.print(CallTreeView(report, min_share=0.0))
     text = console.export_text()
     assert "¹ hedge: the law between the best-fitting one and a rival the points cannot reject" in text
+
+
+def law_quality_one_by_one(table: AlternativeTable, points: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """The reference of :func:`pmkit.modelers.multiparam._law_qualities`: one series (a one-row ``table``) as
+    the hedge computed it before, its design from :meth:`AlternativeTable.basis` point by point."""
+    from pmkit.fitting.leastsquares import adjusted_r2, fit_design, smape
+
+    design = np.stack([table.basis(p)[0, 0] for p in points])
+    used = np.flatnonzero(np.concatenate([[True], table.coef[0, 0, 1:] != 0]))
+    predicted = design @ table.coef[0, 0]
+    fit = fit_design(y[None, :], design[:, used])
+    rss = float(((y - predicted) ** 2).sum())
+    tss = float(((y - y.mean()) ** 2).sum())
+    r2 = adjusted_r2(np.array([rss]), np.array([tss]), len(y), used.size)
+    loo = float(fit.loo_smape[0]) if len(y) > used.size else np.nan
+    return np.array([rss, float(smape(y, predicted)), float(r2[0]), loo])
+
+
+def test_the_hedged_laws_quality_batched_is_each_series_own_to_the_last_bit() -> None:
+    from pmkit.modelers.multiparam import _law_qualities
+
+    experiment, _, _ = weak_experiment(150, 9)
+    table = pmkit.model(experiment, hedge=True).uncertainty.table()
+    # each series' second alternative as its law: laws that share a design and laws that do not
+    law = AlternativeTable(table.parameters, table.alpha[:, 1:2], table.beta[:, 1:2], table.coef[:, 1:2],
+                           table.cov[:, 1:2], table.df[:, 1:2], table.weight[:, 1:2])
+    Y = experiment.measurements["time"][:, :, 0]
+    found = _law_qualities(law, GRID, Y)
+    expected = np.stack([law_quality_one_by_one(law.rows(np.array([i])), GRID, Y[i]) for i in range(len(Y))])
+    designs = {law.alpha[i].tobytes() + law.beta[i].tobytes() for i in range(len(Y))}
+    assert 1 < len(designs) < len(Y)
+    assert np.isfinite(found).all()
+    assert np.array_equal(found.view(np.int64), expected.view(np.int64))

@@ -970,3 +970,37 @@ def test_interval_ratio_of_a_single_value_is_one() -> None:
     assert ratio[0] == 1.0 and ratio[3] == 1.0
     assert ratio[1] == np.inf and ratio[5] == np.inf
     assert ratio[2] == 2.0 and np.isnan(ratio[4])
+
+
+@pytest.mark.parametrize("params", [2, 3])
+def test_bases_at_many_points_equal_basis_at_each_to_the_last_bit(params: int) -> None:
+    rng = np.random.default_rng(params)
+    count, k, t = 60, 7, 4
+    exponents = np.array([0.0, 0.0, -0.0, 1 / 3, 0.5, 1.0, 2.0, 2.5, 3.0, -1.0, 1.25])
+    table = AlternativeTable(tuple("pqr"[:params]), rng.choice(exponents, (count, k, t, params)),
+                             rng.choice([0.0, 0.0, 1.0, 2.0, 0.5], (count, k, t, params)),
+                             rng.normal(size=(count, k, 1 + t)), np.zeros((count, k, 1 + t, 1 + t)),
+                             np.ones((count, k)), np.full((count, k), 1 / k))
+    table.alpha[::3] = table.alpha[0]  # repeated terms, as a table's series share their laws' shapes
+    points = rng.choice([0.5, 1.0, 2.0, 4.0, 25.0, 27.0, 35.5, 343.0], (25, params))
+    stacked = np.stack([table.basis(p) for p in points], axis=2)
+    found = table.bases(points)
+    assert found.flags.c_contiguous and found.shape == stacked.shape
+    assert np.array_equal(found.view(np.int64), stacked.view(np.int64))
+    with pytest.raises(ValueError):
+        table.bases(points[:, :1])
+    for count, k, t in ((0, 3, 2), (3, 2, 0)):  # no series; laws of no term (the constant alone)
+        empty = AlternativeTable.empty(table.parameters, count, k, t)
+        assert np.array_equal(empty.bases(points), np.ones((count, k, len(points), 1 + t)))
+
+
+def test_distinct_rows_survive_a_hash_that_tells_nothing_apart(monkeypatch: pytest.MonkeyPatch) -> None:
+    import pmkit.intervals
+
+    rows = np.array([[0.0, 2.0], [-2.0, 0.0], [0.0, 2.0], [np.nan, 1.0], [-2.0, 0.0]])
+    for patched in (False, True):
+        if patched:  # every row the same hash: the rows themselves decide
+            monkeypatch.setattr(pmkit.intervals, "_mixed", lambda z: np.zeros_like(z))
+        distinct, inverse = pmkit.intervals._distinct_rows(rows)
+        assert len(distinct) == 3
+        assert np.array_equal(distinct[inverse], rows, equal_nan=True)

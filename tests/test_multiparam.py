@@ -615,16 +615,16 @@ def test_a_copied_term_seldom_brings_a_parameter_without_effect(monkeypatch: pyt
 
 
 def test_a_copied_term_wins_by_a_one_sided_test_shared_among_the_left_out_parameters() -> None:
-    from pmkit.fitting.leastsquares import DesignFit
-    from pmkit.modelers.multiparam import COPIED_SIGNIFICANCE, _copied_wins, _f_critical, _Group, _Outcome
+    from pmkit.fitting.leastsquares import DesignFit, f_critical
+    from pmkit.modelers.multiparam import COPIED_SIGNIFICANCE, _copied_wins, _Group, _Outcome
 
     n, rows = 25, np.arange(4)
     base = _Outcome(np.full(4, 2.0), np.ones(4, dtype=np.int64), [], np.full(4, 1.0))
     dof = n - 1 - 1 - 1
     # a statistic between the upper points at the level and at half of it, for rows 0-1, and above both for 2-3
-    between = 0.5 * (_f_critical(COPIED_SIGNIFICANCE, np.array([1]), np.array([dof]))[0]
-                     + _f_critical(COPIED_SIGNIFICANCE / 2, np.array([1]), np.array([dof]))[0])
-    above = 2 * _f_critical(COPIED_SIGNIFICANCE / 2, np.array([1]), np.array([dof]))[0]
+    between = 0.5 * (f_critical(COPIED_SIGNIFICANCE, np.array([1]), np.array([dof]))[0]
+                     + f_critical(COPIED_SIGNIFICANCE / 2, np.array([1]), np.array([dof]))[0])
+    above = 2 * f_critical(COPIED_SIGNIFICANCE / 2, np.array([1]), np.array([dof]))[0]
     statistic = np.array([between, between, above, above])
     variant_rss = 1.0 / (1 + statistic / dof)  # (1 − v) / (v / dof) = statistic
     coefficients = np.array([[1.0, 2.0, 0.1], [1.0, 2.0, 0.1], [1.0, 2.0, 0.1], [1.0, 2.0, -0.1]])
@@ -641,12 +641,12 @@ def test_a_copied_term_wins_by_a_one_sided_test_shared_among_the_left_out_parame
 def test_f_critical_equals_scipy_stats_upper_point() -> None:
     from scipy.stats import f
 
-    from pmkit.modelers.multiparam import _f_critical
+    from pmkit.fitting.leastsquares import f_critical
 
     d1, d2 = np.meshgrid(np.arange(1, 8), np.arange(1, 400))
     for level in (0.01, 0.05):
-        np.testing.assert_array_equal(_f_critical(level, d1, d2), f.isf(level, d1, d2))
-    assert _f_critical(0.05, np.array([1]), np.array([20]))[0] > _f_critical(0.05, np.array([1]), np.array([200]))[0]
+        np.testing.assert_array_equal(f_critical(level, d1, d2), f.isf(level, d1, d2))
+    assert f_critical(0.05, np.array([1]), np.array([20]))[0] > f_critical(0.05, np.array([1]), np.array([200]))[0]
 
 
 def test_all_points_ranks_its_offered_shapes_among_themselves():
