@@ -1,0 +1,111 @@
+"""A hedged law (issue 18's ``hedge`` option) and a wide interval, told alike in every view: the tree and the
+ranking mark a hedged law with the same footnote at any width, the Markdown report says what the terminal
+says, and the SDK finds a call path's model by name."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from rich.console import Console
+from test_hedging import weak_experiment
+
+import pmkit
+from pmkit.experiment import CallTree, Experiment, Metric
+from pmkit.modelers.multiparam import HEDGE_NOTE
+from pmkit.scaling import ScalingReport
+from pmkit.ui.call_tree import CallTreeView
+from pmkit.ui.interval import WIDE_NOTE, is_wide
+from pmkit.ui.markdown_report import markdown_report
+from pmkit.ui.ranking import RankingView
+
+FOOTNOTE = "¹ hedge: the law between the best-fitting one and a rival the points cannot reject"
+
+
+@pytest.fixture(scope="module")
+def hedged() -> tuple[pmkit.Analysis, list[str]]:
+    experiment, target, _ = weak_experiment(40, 5)
+    models = pmkit.model(experiment, hedge=True)
+    names = [m.callpath for m in models if HEDGE_NOTE in m.notes]
+    analysis = pmkit.analyse(experiment, models=models, target=dict(zip(("p", "size"), target, strict=True)),
+                             detectors=[])
+    return analysis, names
+
+
+def text_of(view: object, width: int) -> str:
+    console = Console(width=width, record=True, color_system=None)
+    console.print(view)
+    return console.export_text()
+
+
+def lines_of(text: str, name: str) -> list[str]:
+    """The lines of the row naming ``name`` (a row's cells may wrap onto lines that name nothing)."""
+    lines = text.splitlines()
+    out: list[str] = []
+    for n, line in enumerate(lines):
+        if f" {name} " in f" {line} ":
+            out.append(line)
+            for more in lines[n + 1:]:
+                if not more.startswith("   ") or not more.strip() or re.search(r"\bs\d+\b", more):
+                    break
+                out.append(more)
+    return out
+
+
+@pytest.mark.parametrize("width", [60, 120])
+def test_the_trees_footnote_mark_stays_when_the_model_column_is_given_up(hedged, width: int) -> None:
+    analysis, names = hedged
+    report = analysis.inputs[0].report
+    text = text_of(CallTreeView(report, min_share=0.0), width)
+    assert FOOTNOTE in " ".join(text.split())
+    marked = [name for name in names if any("¹" in line for line in lines_of(text, name))]
+    assert marked == names  # every hedged row carries the mark the note under the tree explains
+    assert ("left out at this width: model" in text) == (width == 60)
+
+
+@pytest.mark.parametrize("width", [60, 120])
+def test_the_ranking_marks_a_hedged_law_as_the_tree_does(hedged, width: int) -> None:
+    analysis, names = hedged
+    report = analysis.inputs[0].report
+    view = RankingView(report, limit=40, min_share=0.0)
+    ranked = {row.callpath for row in view.rows}
+    assert ranked & set(names)
+    text = text_of(view, width)
+    assert FOOTNOTE in " ".join(text.split())
+    for row in view.rows:
+        marked = any("¹" in line for line in lines_of(text, row.callpath))
+        assert marked == (row.callpath in names), row.callpath
+
+
+def test_the_markdown_ranking_notes_a_hedged_law_and_its_tree_marks_a_wide_interval(hedged) -> None:
+    analysis, names = hedged
+    report: ScalingReport = analysis.inputs[0].report
+    text = markdown_report(analysis, top=40, min_share=0.0)
+    ranking, tree = text.split("### Call tree")
+    hedged_rows = [line for line in ranking.splitlines() if any(f"`{n}`" in line for n in names)]
+    assert hedged_rows and all("— hedge: the law between" in line for line in hedged_rows)
+    wide = [row for row in (report.rows[i] for i in range(len(report.rows))) if row.depth == 0 and is_wide(row)]
+    assert wide  # a narrow span: some intervals span more than 10×
+    for row in wide:
+        line = next(line for line in tree.splitlines() if line.startswith(f"| `{row.callpath}` "))
+        assert line.split(" | ")[-2].endswith("?")  # the value at the target, marked as the terminal marks it
+    assert f"_{WIDE_NOTE}_" in tree
+
+
+def test_the_wide_interval_note_comes_after_the_clauses_on_the_trees_columns() -> None:
+    flat, target, _ = weak_experiment(40, 5)
+    tree = CallTree()
+    for i in range(40):  # main->a->s0 … hidden under a +20 row, main->s20 … main->s39 shown (s27 wide)
+        tree.add(f"main->a->s{i}" if i < 20 else f"main->s{i}")
+    measured = flat.measurements["time"]  # rows s0 … s39; main and main->a (indices 0, 1) measured as 1
+    assert (tree.index("main"), tree.index("main->a")) == (0, 1)
+    values = np.concatenate([np.ones((2, *measured.shape[1:])), measured])
+    nested = Experiment(("p", "size"), flat.points, tree, (Metric("time"),), {"time": values})
+    report = pmkit.analyse(nested, target=dict(zip(("p", "size"), target, strict=True)), detectors=[],
+                           modeler_options={"hedge": True}).inputs[0].report
+    text = " ".join(text_of(CallTreeView(report, min_share=0.0, depth=2), 200).split())
+    assert "counts its N hidden callees" in text and WIDE_NOTE in text
+    assert "(measure at larger scale, or more repetitions); " not in text  # nothing tacked onto its advice
+
+
