@@ -18,6 +18,7 @@ from pmkit.scaling import ScalingReport
 from pmkit.ui.call_tree import CallTreeView
 from pmkit.ui.interval import WIDE_NOTE, is_wide
 from pmkit.ui.markdown_report import markdown_report
+from pmkit.ui.quantities import format_value
 from pmkit.ui.ranking import RankingView
 
 FOOTNOTE = "¹ hedge: the law between the best-fitting one and a rival the points cannot reject"
@@ -109,3 +110,22 @@ def test_the_wide_interval_note_comes_after_the_clauses_on_the_trees_columns() -
     assert "(measure at larger scale, or more repetitions); " not in text  # nothing tacked onto its advice
 
 
+
+def test_compare_gives_a_total_that_leaves_out_a_negative_model_as_a_lower_bound_as_show_does() -> None:
+    from test_hedging import GRID
+
+    from pmkit.ui.compare import header_view
+    from pmkit.ui.markdown_report import markdown_comparison
+
+    tree = CallTree()
+    for path in ("main->solve", "main->shrink"):
+        tree.add(path)
+    size = GRID[:, 1]
+    shrink = 100 - 0.5 * size * np.log2(GRID[:, 0])  # negative at 4× both parameters
+    values = np.stack([np.full(len(GRID), 1.0), 5 + 0.05 * size ** 2, shrink])[:, :, None]
+    experiment = Experiment(("p", "size"), GRID, tree, (Metric("time"),), {"time": values})
+    comparison = pmkit.compare(experiment, experiment)
+    assert comparison.a.report.left_out == 1  # main->shrink is negative at the target
+    total = f"≥{format_value(comparison.a.report.total_predicted, '')}"
+    assert f"A {total} → B {total}" in text_of(header_view(comparison), 120)
+    assert f"predicted total {total}" in markdown_comparison(comparison)

@@ -18,7 +18,7 @@ from rich.text import Text
 from pmkit.analysis import InputAnalysis
 from pmkit.comparison import CallpathComparison, Comparison
 from pmkit.names import display_names, display_path, metric_name, printable
-from pmkit.scaling import CallpathScaling, no_target
+from pmkit.scaling import CallpathScaling, ScalingReport, no_target
 from pmkit.ui.call_tree import model_pieces, target_header, value_text
 from pmkit.ui.detail import detail_view
 from pmkit.ui.growth_column import growth_cell, widest_piece, wrap_growth
@@ -62,6 +62,12 @@ def summed_note(comparison: Comparison) -> str:
     return f"; {summed[0]} summed over processes, {'B' if summed[0] == 'A' else 'A'} not"
 
 
+def side_total(report: ScalingReport) -> str:
+    """A side's predicted total, ``≥814 k`` where it leaves out call paths negative at the target (a lower bound,
+    as ``pmkit show``'s header says)."""
+    return ("≥" if report.left_out else "") + format_value(report.total_predicted, report.unit)
+
+
 def header_view(comparison: Comparison) -> Table:
     """Which two studies, at which target, and how the predicted totals compare."""
     a, b = comparison.a.report, comparison.b.report
@@ -71,7 +77,7 @@ def header_view(comparison: Comparison) -> Table:
     grid.add_row("A", side_line("A", comparison.a))
     grid.add_row("B", side_line("B", comparison.b))
     grid.add_row("target", format_point(comparison.target) + target_note(comparison))
-    total = (f"A {format_value(a.total_predicted, a.unit)} → B {format_value(b.total_predicted, b.unit)} at "
+    total = (f"A {side_total(a)} → B {side_total(b)} at "
              f"{format_point(comparison.target)}")
     if comparison.comparable:
         total += f" ({format_change(comparison.total_change)})"

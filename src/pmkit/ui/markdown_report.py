@@ -21,7 +21,7 @@ from pmkit.findings import Finding
 from pmkit.names import display_names, display_path, metric_name, printable
 from pmkit.scaling import RANKING_SHARE, ScalingReport
 from pmkit.ui.call_tree import change_marker, negative_note, tree_notes, value_text, visible_rows
-from pmkit.ui.compare import growth_modeled, target_note
+from pmkit.ui.compare import growth_modeled, side_total, target_note
 from pmkit.ui.detail import growth_span, interval_text, negative_line, segment_lines
 from pmkit.ui.growth_column import growth_cell, growth_words, trend_summary
 from pmkit.ui.interval import WIDE_NOTE, growth_interval_text, is_wide, mark_wide
@@ -306,7 +306,7 @@ def markdown_comparison(comparison: Comparison, *, min_share: float = 0.01, top:
         report = result.report
         lines.append(f"- {side}: {_code(result.source)}, {metric_name(report.metric)}"
                      + (f" ({printable(report.unit)})" if report.unit else "")
-                     + f", {total} {format_value(report.total_predicted, report.unit)}"
+                     + f", {total} {side_total(report)}"
                      + (" (summed over processes)" if result.summed_over_processes else ""))
     lines.append(f"- target: {target}{target_note(comparison)}")
     if comparison.comparable:
