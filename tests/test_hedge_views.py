@@ -111,6 +111,22 @@ def test_the_wide_interval_note_comes_after_the_clauses_on_the_trees_columns() -
 
 
 
+def test_a_law_in_one_parameter_is_plotted_along_it_not_along_one_it_ignores() -> None:
+    from test_hedging import GRID
+
+    from pmkit.ui.plot import plot_data
+
+    tree = CallTree()
+    tree.add("solve")
+    values = (0.7 + 4e-5 * GRID[:, 1] ** 2.5)[None, :, None]  # size alone; p and size each measured at 5 values
+    experiment = Experiment(("p", "size"), GRID, tree, (Metric("time"),), {"time": values})
+    detail = pmkit.analyse(experiment, callpath="solve", detectors=[]).inputs[0].detail
+    assert {f.parameter for t in detail.row.model.function.terms for f in t.factors} == {"size"}
+    plot = plot_data(detail)
+    assert plot.parameter == "size" and plot.fixed == {"p": 343.0}
+    assert plot.curve_y[-1] > 10 * plot.curve_y[0]  # the growth the growth column speaks of, not a flat line
+
+
 def test_compare_gives_a_total_that_leaves_out_a_negative_model_as_a_lower_bound_as_show_does() -> None:
     from test_hedging import GRID
 
