@@ -145,3 +145,30 @@ def test_compare_gives_a_total_that_leaves_out_a_negative_model_as_a_lower_bound
     total = f"≥{format_value(comparison.a.report.total_predicted, '')}"
     assert f"A {total} → B {total}" in text_of(header_view(comparison), 120)
     assert f"predicted total {total}" in markdown_comparison(comparison)
+
+def test_a_model_set_finds_a_call_paths_model_by_its_path_or_the_unique_end_of_it() -> None:
+    flat, _, _ = weak_experiment(3, 5)
+    tree = CallTree()
+    for path in ("main->solve->MPI_Gather", "main->io->MPI_Gather", "main->solve->halo"):
+        tree.add(path)
+    values = np.concatenate([np.ones((3, *flat.measurements["time"].shape[1:])), flat.measurements["time"]])
+    one = Experiment(("p", "size"), flat.points, tree, (Metric("time"),), {"time": values})
+    two = Experiment(("p", "size"), flat.points, tree, (Metric("time"), Metric("visits")),
+                     {"time": values, "visits": values * 2})
+    models = pmkit.model(one)
+    assert models["main->solve->halo"] is models.get("main->solve->halo", "time")
+    assert models["halo"] is models["solve->halo"] is models["main->solve->halo", "time"]
+    point = {"p": 1000, "size": 100}
+    assert models["halo"].predict(point, level=0.9) == models.get("main->solve->halo", "time").predict(point)
+    with pytest.raises(KeyError, match=r"MPI_Gather.*which of 'main->solve->MPI_Gather', 'main->io->MPI_Gather'"):
+        models["MPI_Gather"]
+    with pytest.raises(KeyError, match=r"did you mean 'main->solve->halo'"):
+        models["Halo"]
+    with pytest.raises(KeyError, match=r"metric 'visits'; its metrics: 'time'"):
+        models["halo", "visits"]
+    both = pmkit.model(two)
+    with pytest.raises(KeyError, match=r"2 metrics, 'time', 'visits'.*models\['main->solve->halo', 'time'\]"):
+        both["halo"]
+    assert both["halo", "visits"].metric == "visits"
+    assert models[-1] is models[len(models) - 1] and models[:2] == [models[0], models[1]]
+
