@@ -172,3 +172,17 @@ def test_a_model_set_finds_a_call_paths_model_by_its_path_or_the_unique_end_of_i
     assert both["halo", "visits"].metric == "visits"
     assert models[-1] is models[len(models) - 1] and models[:2] == [models[0], models[1]]
 
+
+@pytest.mark.parametrize(("given", "recorded"),
+                         [({}, "auto"), ({"hedge": False}, "false"), ({"hedge": "true"}, "true")])
+def test_show_json_records_the_modeler_options_the_models_were_made_with(given: dict, recorded: str) -> None:
+    from pmkit.schema import show_document
+
+    experiment, target, _ = weak_experiment(6, 5)
+    analysis = pmkit.analyse(experiment, target=dict(zip(("p", "size"), target, strict=True)), detectors=[],
+                             modeler_options=given)
+    document = show_document(analysis)
+    assert document["show"][0]["modeler_options"]["hedge"] == recorded
+    assert document["show"][0]["modeler_options"]["acceptance"] == 1.5
+    hedged = [m for m in document["models"] if any(n.startswith("hedge:") for n in m["notes"])]
+    assert bool(hedged) == (recorded != "false")  # the narrow grid: auto hedges as true does

@@ -423,6 +423,14 @@ class ModelSet(Sequence[Model]):
         return columns.modelers(None if metric is None else columns.rows_of_metric(metric))
 
     @property
+    def options(self) -> Mapping[str, Any]:
+        """The modeler options the models were made with (``{"hedge": "auto", ...}``): the columns' one set, or
+        the first model's; empty for an empty set."""
+        if self._columns is not None:
+            return self._columns.options
+        return self[0].options if len(self) else {}
+
+    @property
     def uncertainty(self) -> Uncertainty | None:
         """The alternatives behind the intervals: given to the set, or its columns' (None: no intervals)."""
         if self._uncertainty is not None:
