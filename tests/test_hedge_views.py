@@ -186,3 +186,12 @@ def test_show_json_records_the_modeler_options_the_models_were_made_with(given: 
     assert document["show"][0]["modeler_options"]["acceptance"] == 1.5
     hedged = [m for m in document["models"] if any(n.startswith("hedge:") for n in m["notes"])]
     assert bool(hedged) == (recorded != "false")  # the narrow grid: auto hedges as true does
+
+
+def test_the_hedge_options_help_says_how_a_hedged_model_shows_and_what_each_value_does() -> None:
+    from pmkit.modelers.search_inputs import OPTIONS
+
+    option = next(o for o in OPTIONS if o.name == "hedge")
+    assert "'hedge: …'" in option.help  # how to tell a hedged model in any view
+    assert all(f"{value}: " in option.help for value in option.choices)
+    assert "pmkit." not in option.help  # words for a user, not a module path
