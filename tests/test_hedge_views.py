@@ -195,3 +195,25 @@ def test_the_hedge_options_help_says_how_a_hedged_model_shows_and_what_each_valu
     assert "'hedge: …'" in option.help  # how to tell a hedged model in any view
     assert all(f"{value}: " in option.help for value in option.choices)
     assert "pmkit." not in option.help  # words for a user, not a module path
+
+
+@pytest.mark.parametrize("hedge", [True, False])
+def test_the_header_counts_the_hedged_laws_that_the_tables_mark_only_where_they_show_them(hedge: bool) -> None:
+    from pmkit.ui.show import header_view
+
+    experiment, target, _ = weak_experiment(40, 5)
+    models = pmkit.model(experiment, hedge=hedge)
+    count = sum(HEDGE_NOTE in m.notes for m in models)
+    assert (count > 0) == hedge
+    analysis = pmkit.analyse(experiment, models=models, target=dict(zip(("p", "size"), target, strict=True)),
+                             detectors=[])
+    header = " ".join(text_of(header_view(analysis.inputs[0]), 80).split())
+    markdown = markdown_report(analysis)
+    if hedge:
+        assert f"hedged {count} models: a law between the best-fitting one" in header
+        assert f"- hedged: {count} models: a law between" in markdown
+        objects = pmkit.ModelSet(models.parameters, list(models))  # a set of objects counts them alike
+        assert objects.count_noted("hedge:", "time") == models.count_noted("hedge:", "time") == count
+        assert models.count_noted("hedge:", "visits") == 0
+    else:
+        assert "hedged" not in header and "- hedged" not in markdown

@@ -411,6 +411,16 @@ class ModelSet(Sequence[Model]):
         i = self.position(callpath, metric)
         return None if i is None else self[i]
 
+    def count_noted(self, prefix: str, metric: str | None = None) -> int:
+        """How many models (of ``metric``) carry a note beginning with ``prefix`` (``"hedge:"``: the laws the
+        ``hedge`` option chose); from the columns' note groups where the set has columns, no model built."""
+        if self._columns is None:
+            return sum(any(n.startswith(prefix) for n in m.notes) for m in self if metric is None or m.metric == metric)
+        columns = self._columns
+        noted = np.array([any(n.startswith(prefix) for n in group) for group in columns.note_groups] or [False])
+        groups = columns.note_group if metric is None else columns.note_group[columns.rows_of_metric(metric)]
+        return int(noted[groups].sum())
+
     def for_metric(self, metric: str) -> list[Model]:
         """The models of ``metric``, in series order."""
         return [m for m in self if m.metric == metric]

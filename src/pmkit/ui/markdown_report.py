@@ -42,7 +42,7 @@ from pmkit.ui.quantities import (
     format_value,
 )
 from pmkit.ui.ranking import empty_ranking, ranking_caption, ranking_title
-from pmkit.ui.show import measured_text, other_metrics_text, target_text, total_text
+from pmkit.ui.show import hedged_text, measured_text, other_metrics_text, target_text, total_text
 
 
 def _cell(text: str) -> str:
@@ -106,6 +106,7 @@ def markdown_section(result: InputAnalysis, *, depth: int | None = None, min_sha
               + f", {'inclusive' if report.inclusive else 'exclusive'}, {report.measure} of repetitions",
               f"- modeler: {printable(', '.join(modelers) or '–')}",
               *([f"- also: {printable(others)}"] if (others := other_metrics_text(experiment)) else []),
+              *([f"- hedged: {hedged}"] if (hedged := hedged_text(result)) else []),
               f"- now: {format_point(report.reference)} (largest measured); target: {target_text(report)}",
               f"- total: {total_text(result)}"]
     if report.no_target is not None:  # one run: the measured values, and why nothing is predicted (said once)
