@@ -217,3 +217,17 @@ def test_the_header_counts_the_hedged_laws_that_the_tables_mark_only_where_they_
         assert models.count_noted("hedge:", "visits") == 0
     else:
         assert "hedged" not in header and "- hedged" not in markdown
+
+
+def test_the_model_table_says_a_note_many_laws_share_once_under_it_and_marks_them() -> None:
+    from pmkit.ui.model_table import ModelTable
+
+    experiment, _, _ = weak_experiment(40, 5)
+    models = list(pmkit.model(experiment, hedge=True))
+    hedged = [m.callpath for m in models if HEDGE_NOTE in m.notes]
+    assert len(hedged) > 1
+    text = text_of(ModelTable(models), 80)
+    assert " ".join(text.split()).count(" ".join(HEDGE_NOTE.split())) == 1  # once, under the table
+    assert f"¹ {HEDGE_NOTE[:40]}" in text
+    for model in models:
+        assert any("¹" in line for line in lines_of(text, model.callpath)) == (model.callpath in hedged)

@@ -65,7 +65,8 @@ def _short(note: str) -> str:
     return note.split(" (")[0]
 
 
-def _superscript(number: int) -> str:
+def superscript(number: int) -> str:
+    """``12`` as ``¹²``: a footnote's mark."""
     return str(number).translate(str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹"))
 
 
@@ -75,7 +76,7 @@ class Footnotes:
 
     def __init__(self, rows: Sequence[CallpathScaling | None]) -> None:
         notes = dict.fromkeys(n for row in rows if row is not None for n in tree_notes(row))
-        self.markers = {note: _superscript(n + 1) for n, note in enumerate(notes)}
+        self.markers = {note: superscript(n + 1) for n, note in enumerate(notes)}
 
     def marks(self, row: CallpathScaling | None) -> str:
         """The footnote marks of a row (``¹²``), or empty."""
