@@ -231,3 +231,24 @@ def test_the_model_table_says_a_note_many_laws_share_once_under_it_and_marks_the
     assert f"¹ {HEDGE_NOTE[:40]}" in text
     for model in models:
         assert any("¹" in line for line in lines_of(text, model.callpath)) == (model.callpath in hedged)
+
+
+def test_compare_marks_a_hedged_law_on_either_side_as_show_does() -> None:
+    from pmkit.ui.compare import ComparisonTable
+    from pmkit.ui.markdown_report import markdown_comparison
+
+    experiment, target, _ = weak_experiment(40, 5)
+    comparison = pmkit.compare(experiment, experiment, modeler_options={"hedge": True},
+                               target=dict(zip(("p", "size"), target, strict=True)))
+    hedged = {row.callpath for row in comparison.rows if row.a is not None and row.a.model is not None
+              and HEDGE_NOTE in row.a.model.notes}
+    assert hedged
+    wide = text_of(ComparisonTable(comparison, comparison.rows, "Side by side"), 200)
+    assert FOOTNOTE in wide
+    for row in comparison.rows:
+        marks = sum(line.count("¹") for line in lines_of(wide, row.callpath))
+        assert marks == (2 if row.callpath in hedged else 0), row.callpath  # A's law and B's
+    narrow = text_of(ComparisonTable(comparison, comparison.rows, "Side by side"), 60)
+    assert "left out at this width: models" in narrow and "¹" not in narrow  # no note on marks not shown
+    markdown = markdown_comparison(comparison, min_share=0.0, top=40)
+    assert "— hedge: the law between the best-fitting one" in markdown

@@ -19,10 +19,10 @@ from pmkit.analysis import InputAnalysis
 from pmkit.comparison import CallpathComparison, Comparison
 from pmkit.names import display_names, display_path, metric_name, printable
 from pmkit.scaling import CallpathScaling, ScalingReport, no_target
-from pmkit.ui.call_tree import model_pieces, target_header, value_text
+from pmkit.ui.call_tree import Footnotes, model_pieces, target_header, value_text
 from pmkit.ui.detail import detail_view
 from pmkit.ui.growth_column import growth_cell, widest_piece, wrap_growth
-from pmkit.ui.layout import Column, Piece, one_line, widest, wrap
+from pmkit.ui.layout import Column, Piece, fit, gap_for, one_line, widest, wrap
 from pmkit.ui.layout import table as layout_table
 from pmkit.ui.quantities import format_change, format_point, format_share, format_signed_value, format_value
 from pmkit.ui.ranking import fixed_column, path_column
@@ -128,13 +128,16 @@ class ComparisonTable:
         comparison = self.comparison
         a_unit, b_unit = comparison.a.report.unit, comparison.b.report.unit
         header = target_header(comparison.a.report)
+        footnotes = Footnotes([side for row in self.rows for side in (row.a, row.b)])  # a hedged law, as in show
         models: list[list[list[Piece]]] = [
-            [[("A", "dim"), *_pieces(row.a)], [("B", "dim"), *_pieces(row.b)]] for row in self.rows]
+            [[("A", "dim"), *_pieces(row.a, footnotes)], [("B", "dim"), *_pieces(row.b, footnotes)]]
+            for row in self.rows]
         change = [_change_text(comparison, row) for row in self.rows]
         columns = [path_column(self._paths(), width, grow=2)]
+        model_column = Column("models", lambda w: [wrap(m, w) for m in models], max(map(one_line, models)),
+                              minimum=max(map(widest, models)), want=0, drop=1, grow=1)
         if self.models:
-            columns.append(Column("models", lambda w: [wrap(m, w) for m in models], max(map(one_line, models)),
-                                  minimum=max(map(widest, models)), want=0, drop=1, grow=1))
+            columns.append(model_column)
         growth = growth_modeled(comparison)
         if growth:
             columns.append(_growth_column([_growth_change(comparison, row) for row in self.rows]))
@@ -149,13 +152,15 @@ class ComparisonTable:
             caption = ("growth A → B: each side's growth as pmkit show words it, one when the same; " if growth
                        else "") + "change: B − A at the target" \
                 + ("" if comparison.comparable else ", in points of each side's predicted total")
+        if self.models and model_column in fit(columns, width, gap_for(width))[0]:  # the marks are shown
+            caption = (caption + footnotes.caption()).lstrip("\n")
         return layout_table(columns, width, title=self.title, caption=caption)
 
 
-def _pieces(row: CallpathScaling | None) -> list[Piece]:
+def _pieces(row: CallpathScaling | None, footnotes: Footnotes) -> list[Piece]:
     if row is None:
         return [("absent", "dim")]
-    return model_pieces(row)[0]
+    return footnotes.mark_model([model_pieces(row)[0]], row)[0]
 
 
 def _value(row: CallpathScaling | None, unit: str) -> Text:

@@ -329,7 +329,8 @@ def markdown_comparison(comparison: Comparison, *, min_share: float = 0.01, top:
             tree = side.experiment.callpaths
             cells = [_code(display_path(tree, tree.index(row.callpath), names[n]))]
             if models:
-                cells += [_model(row.a) if row.a is not None else "–", _model(row.b) if row.b is not None else "–"]
+                cells += [_noted_model(row.a) if row.a is not None else "–",
+                          _noted_model(row.b) if row.b is not None else "–"]
             growth = [_trend(s, r.report) if s is not None else "absent" for s, r in ((row.a, a), (row.b, b))]
             change = comparison.change(row)
             if modeled:
