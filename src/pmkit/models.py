@@ -293,7 +293,8 @@ class ModelSet(Sequence[Model]):
     :attr:`columns` gives every model as columns whichever way the set was made (built from the
     objects on first use); the scaling analysis and the writers read those, never the objects.
     :attr:`uncertainty` (the columns', or given) holds every series' alternatives: :meth:`predict`
-    gives all predictions with their intervals at once.
+    gives all predictions with their intervals at once.  A model is found by position (``models[0]``) or by
+    call path (``models["main->solve"]``, ``models["MPI_Gather", "time"]``: see :meth:`__getitem__`).
     """
 
     def __init__(self, parameters: Sequence[str], models: Sequence[Model] | None = None, *,
@@ -317,6 +318,7 @@ class ModelSet(Sequence[Model]):
             self._make = make
         self.modeler = modeler
         self._index: dict[tuple[str, str], int] | None = None
+        self._metrics: dict[str, list[str]] | None = None
 
     def __repr__(self) -> str:
         """``<ModelSet 39 models of p by refining>``: what a notebook shows, without building a model."""
@@ -331,10 +333,18 @@ class ModelSet(Sequence[Model]):
     def __getitem__(self, i: int) -> Model: ...
     @overload
     def __getitem__(self, i: slice) -> list[Model]: ...
+    @overload
+    def __getitem__(self, i: str | tuple[str, str]) -> Model: ...
 
     def __getitem__(self, i):  # type: ignore[override]
+        """The model at position ``i``, the models of a slice, or by call path: ``models["main->solve"]`` (a call
+        path modeled in one metric) or ``models["main->solve", "time"]``, the path whole or the unique end of one
+        (``models["MPI_Gather"]``, as ``pmkit show --callpath`` takes it); a name without a model is a
+        ``KeyError`` saying why and naming the near ones."""
         if isinstance(i, slice):
             return [self[j] for j in range(*i.indices(len(self)))]
+        if isinstance(i, str | tuple):
+            return self._named(i)
         if i < 0:
             i += len(self)
         model = self._cache[i]
@@ -369,10 +379,47 @@ class ModelSet(Sequence[Model]):
             self._index = {pair: i for i, pair in enumerate(pairs)}
         return self._index.get((callpath, metric))
 
+    def _named(self, key: str | tuple[str, str]) -> Model:
+        """``models[callpath]`` or ``models[callpath, metric]`` (see :meth:`__getitem__`)."""
+        callpath, metric = (key, None) if isinstance(key, str) else key
+        if self._metrics is None:
+            self.position(callpath, "")  # builds the index
+            assert self._index is not None
+            self._metrics = {}
+            for path, name in self._index:
+                self._metrics.setdefault(path, []).append(name)
+        if callpath not in self._metrics:  # the unique end of one, as ``pmkit show --callpath`` takes it
+            ending = [path for path in self._metrics if path.endswith("->" + callpath)]
+            if len(ending) != 1:
+                leaf = callpath.rsplit("->", 1)[-1].lower()
+                near = ending or [path for path in self._metrics if leaf and leaf in path.rsplit("->", 1)[-1].lower()]
+                hint = f"; {'which of' if ending else 'did you mean'} {', '.join(map(repr, near[:5]))}?" if near else ""
+                raise KeyError(f"no model of call path {callpath!r}{hint}")
+            callpath = ending[0]
+        metrics = self._metrics[callpath] if metric is None else [metric]
+        if len(metrics) != 1:
+            raise KeyError(f"call path {callpath!r} has models of {len(metrics)} metrics, "
+                           f"{', '.join(map(repr, metrics))}: models[{callpath!r}, {metrics[0]!r}] takes one")
+        i = self.position(callpath, metrics[0])
+        if i is None:
+            raise KeyError(f"no model of call path {callpath!r} and metric {metrics[0]!r}; its metrics: "
+                           f"{', '.join(map(repr, self._metrics[callpath]))}")
+        return self[i]
+
     def get(self, callpath: str, metric: str) -> Model | None:
         """The model of (call path, metric), or None."""
         i = self.position(callpath, metric)
         return None if i is None else self[i]
+
+    def count_noted(self, prefix: str, metric: str | None = None) -> int:
+        """How many models (of ``metric``) carry a note beginning with ``prefix`` (``"hedge:"``: the laws the
+        ``hedge`` option chose); from the columns' note groups where the set has columns, no model built."""
+        if self._columns is None:
+            return sum(any(n.startswith(prefix) for n in m.notes) for m in self if metric is None or m.metric == metric)
+        columns = self._columns
+        noted = np.array([any(n.startswith(prefix) for n in group) for group in columns.note_groups] or [False])
+        groups = columns.note_group if metric is None else columns.note_group[columns.rows_of_metric(metric)]
+        return int(noted[groups].sum())
 
     def for_metric(self, metric: str) -> list[Model]:
         """The models of ``metric``, in series order."""
@@ -384,6 +431,14 @@ class ModelSet(Sequence[Model]):
             return sorted({m.modeler for m in self if m.modeler and (metric is None or m.metric == metric)})
         columns = self._columns
         return columns.modelers(None if metric is None else columns.rows_of_metric(metric))
+
+    @property
+    def options(self) -> Mapping[str, Any]:
+        """The modeler options the models were made with (``{"hedge": "auto", ...}``): the columns' one set, or
+        the first model's; empty for an empty set."""
+        if self._columns is not None:
+            return self._columns.options
+        return self[0].options if len(self) else {}
 
     @property
     def uncertainty(self) -> Uncertainty | None:

@@ -37,11 +37,11 @@ OPTIONS: tuple[Option, ...] = (
            choices=SEGMENT_MODES),
     Option("falling", bool, True, "search falling laws too: c0 + c·p^(-γ) (strong scaling) and, from 6 points "
            "on, a·p^(-γ) + b·g(p) with a turning point; false: the growing laws of the original refining search only"),
-    Option("hedge", str, "auto", "with several parameters: where the points cannot reject a law over the same "
-           "parameters that predicts more than 4× off the chosen one at 8× the largest values, take the law "
-           "between the two instead (fewer predictions off by 2× on a narrow span, fewer exact ones; "
-           f"pmkit.fitting.hedging): on series whose points span a parameter {NARROW_SPAN:g}× or less (largest / "
-           "smallest; auto), on every series (true) or never (false)", choices=HEDGE_MODES),
+    Option("hedge", str, "auto", "with several parameters: where the points cannot reject a rival law (same "
+           "parameters) that predicts more than 4× apart from the best-fitting one at 8× the largest values, take a "
+           "law between the two instead, and say so in its notes ('hedge: …'); on a narrow span, fewer predictions "
+           f"off by 2×, fewer exact exponents.  auto: on series whose points span a parameter {NARROW_SPAN:g}× or "
+           "less (largest ÷ smallest); true: every series; false: never", choices=HEDGE_MODES),
 )
 """The options of the PMNF search modelers.
 

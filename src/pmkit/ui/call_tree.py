@@ -8,7 +8,7 @@ call paths below ``min_share`` both now and at the target fold into one ``… N 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
@@ -65,8 +65,49 @@ def _short(note: str) -> str:
     return note.split(" (")[0]
 
 
-def _superscript(number: int) -> str:
+def superscript(number: int) -> str:
+    """``12`` as ``¹²``: a footnote's mark."""
     return str(number).translate(str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹"))
+
+
+class Footnotes:
+    """The footnotes of a table's rows (:func:`tree_notes`) and their marks, ``¹`` first: the tree and the
+    ranking mark a model the same way, so a hedged law is told from a fitted one in both."""
+
+    def __init__(self, rows: Sequence[CallpathScaling | None]) -> None:
+        notes = dict.fromkeys(n for row in rows if row is not None for n in tree_notes(row))
+        self.markers = {note: superscript(n + 1) for n, note in enumerate(notes)}
+
+    def marks(self, row: CallpathScaling | None) -> str:
+        """The footnote marks of a row (``¹²``), or empty."""
+        return "" if row is None else "".join(self.markers[note] for note in tree_notes(row))
+
+    def mark_model(self, pieces: list[list[Piece]], row: CallpathScaling) -> list[list[Piece]]:
+        """A model's pieces (:func:`model_pieces`) with the row's marks after its law."""
+        marks = self.marks(row)
+        if marks:
+            text, style = pieces[0][-1]
+            pieces[0][-1] = (f"{text} {marks}", style)
+        return pieces
+
+    def caption(self) -> str:
+        """The notes under the table, one a line (``¹ hedge: …``), each line led by a newline; empty without."""
+        return "".join(f"\n{marker} {note}" for note, marker in self.markers.items())
+
+    def growth_column(self, rows: Sequence[CallpathScaling | None], growths: Sequence[Text], model: Column,
+                      **layout: int) -> Column:
+        """The growth column of ``rows`` (their cells ``growths``), with the rows' marks where ``model`` — the
+        column that carries them — is given up (:func:`pmkit.ui.layout.fit` leaves its width 0): else the
+        notes under the table would refer to nothing.  ``layout``: the column's ``want`` and ``grow``."""
+        marks = [f" {m}" if (m := self.marks(row)) else "" for row in rows]
+
+        def cells(w: int) -> list[Text]:
+            if model.width:
+                return [wrap_growth(g, w) for g in growths]
+            return [wrap_growth(g, w - len(mark)).append(mark) for g, mark in zip(growths, marks, strict=True)]
+
+        minimum = max((widest_piece(g.plain) + 1 + len(m) for g, m in zip(growths, marks, strict=True)), default=6)
+        return Column("growth", cells, max((g.cell_len for g in growths), default=1), minimum=minimum, **layout)
 
 
 def model_pieces(row: CallpathScaling, digits: int = 3) -> list[list[Piece]]:
@@ -163,8 +204,7 @@ class CallTreeView:
         self.title = title
         self.full_names = full_names
         self.names = display_names(report.experiment.callpaths, full=full_names)
-        notes = dict.fromkeys(n for row, *_ in self.rows if row is not None for n in tree_notes(row))
-        self.markers = {note: _superscript(n + 1) for n, note in enumerate(notes)}
+        self.footnotes = Footnotes([row for row, *_ in self.rows])
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         yield self.table(options.max_width)
@@ -181,11 +221,7 @@ class CallTreeView:
     def _cells(self, row: CallpathScaling, hidden: int) -> tuple[list[list[Piece]], Text, Text, Text, Text]:
         """Model pieces, growth, share now, value and share at the target; a collapsed row counts its callees."""
         report = self.report
-        model = model_pieces(row)
-        marks = "".join(self.markers[note] for note in tree_notes(row))
-        if marks:
-            text, style = model[0][-1]
-            model[0][-1] = (f"{text} {marks}", style)
+        model = self.footnotes.mark_model(model_pieces(row), row)
         branch = bool(hidden) and not report.inclusive
         now, then = (row.branch_share, row.branch_predicted_share) if branch else (row.share, row.predicted_share)
         value = row.branch_predicted if branch else row.predicted
@@ -231,8 +267,6 @@ class CallTreeView:
         if not report.inclusive and any(r is not None and hidden and r.branch_negative and not r.negative
                                         for r, _, hidden, _ in self.rows):
             caption += "; ≥: a hidden callee is negative at the target and left out"
-        if any(r is not None and not hidden and is_wide(r) for r, _, hidden, _ in self.rows):
-            caption += "\n" + WIDE_NOTE
         if not report.inclusive and any(hidden for _, _, hidden, _ in self.rows):
             caption += "; a row marked +N counts its N hidden callees"
             if report.no_target is None:  # one run's tree has no growth column to speak of
@@ -240,9 +274,9 @@ class CallTreeView:
         if not self.full_names and any(row is not None and self.names[row.index] != row.name
                                        for row, *_ in self.rows):
             caption += "; names shortened (--full-names shows them whole)"
-        for note, marker in self.markers.items():
-            caption += f"\n{marker} {note}"
-        return caption
+        if any(r is not None and not hidden and is_wide(r) for r, _, hidden, _ in self.rows):
+            caption += "\n" + WIDE_NOTE  # after the clauses on the columns, which would read as part of it
+        return caption + self.footnotes.caption()
 
     def table(self, width: int | None = None) -> Table:
         """The tree laid out for ``width`` columns (None: as wide as the content)."""
@@ -274,9 +308,8 @@ class CallTreeView:
         clauses = [len(clause) for row in others for clause in row[0].plain.split(", ")]
         columns = [
             path, model,
-            Column("growth", lambda w: [wrap_growth(row[0], w) for row in others], width_of(0),
-                   minimum=max((widest_piece(row[0].plain) + 1 for row in others), default=6),
-                   want=max(clauses, default=6), grow=3),
+            self.footnotes.growth_column([row for row, *_ in self.rows], [row[0] for row in others], model,
+                                         want=max(clauses, default=6), grow=3),
             Column("share\nnow", numbers(1), width_of(1), drop=2, justify="right", name="share now"),
             Column(header, numbers(2), width_of(2), drop=3, justify="right", name=header),
             Column("share\nthen", numbers(3), width_of(3), justify="right", name="share then"),

@@ -18,11 +18,11 @@ from rich.text import Text
 from pmkit.analysis import InputAnalysis
 from pmkit.comparison import CallpathComparison, Comparison
 from pmkit.names import display_names, display_path, metric_name, printable
-from pmkit.scaling import CallpathScaling, no_target
-from pmkit.ui.call_tree import model_pieces, target_header, value_text
+from pmkit.scaling import CallpathScaling, ScalingReport, no_target
+from pmkit.ui.call_tree import Footnotes, model_pieces, target_header, value_text
 from pmkit.ui.detail import detail_view
 from pmkit.ui.growth_column import growth_cell, widest_piece, wrap_growth
-from pmkit.ui.layout import Column, Piece, one_line, widest, wrap
+from pmkit.ui.layout import Column, Piece, fit, gap_for, one_line, widest, wrap
 from pmkit.ui.layout import table as layout_table
 from pmkit.ui.quantities import format_change, format_point, format_share, format_signed_value, format_value
 from pmkit.ui.ranking import fixed_column, path_column
@@ -62,6 +62,12 @@ def summed_note(comparison: Comparison) -> str:
     return f"; {summed[0]} summed over processes, {'B' if summed[0] == 'A' else 'A'} not"
 
 
+def side_total(report: ScalingReport) -> str:
+    """A side's predicted total, ``≥814 k`` where it leaves out call paths negative at the target (a lower bound,
+    as ``pmkit show``'s header says)."""
+    return ("≥" if report.left_out else "") + format_value(report.total_predicted, report.unit)
+
+
 def header_view(comparison: Comparison) -> Table:
     """Which two studies, at which target, and how the predicted totals compare."""
     a, b = comparison.a.report, comparison.b.report
@@ -71,7 +77,7 @@ def header_view(comparison: Comparison) -> Table:
     grid.add_row("A", side_line("A", comparison.a))
     grid.add_row("B", side_line("B", comparison.b))
     grid.add_row("target", format_point(comparison.target) + target_note(comparison))
-    total = (f"A {format_value(a.total_predicted, a.unit)} → B {format_value(b.total_predicted, b.unit)} at "
+    total = (f"A {side_total(a)} → B {side_total(b)} at "
              f"{format_point(comparison.target)}")
     if comparison.comparable:
         total += f" ({format_change(comparison.total_change)})"
@@ -122,13 +128,16 @@ class ComparisonTable:
         comparison = self.comparison
         a_unit, b_unit = comparison.a.report.unit, comparison.b.report.unit
         header = target_header(comparison.a.report)
+        footnotes = Footnotes([side for row in self.rows for side in (row.a, row.b)])  # a hedged law, as in show
         models: list[list[list[Piece]]] = [
-            [[("A", "dim"), *_pieces(row.a)], [("B", "dim"), *_pieces(row.b)]] for row in self.rows]
+            [[("A", "dim"), *_pieces(row.a, footnotes)], [("B", "dim"), *_pieces(row.b, footnotes)]]
+            for row in self.rows]
         change = [_change_text(comparison, row) for row in self.rows]
         columns = [path_column(self._paths(), width, grow=2)]
+        model_column = Column("models", lambda w: [wrap(m, w) for m in models], max(map(one_line, models)),
+                              minimum=max(map(widest, models)), want=0, drop=1, grow=1)
         if self.models:
-            columns.append(Column("models", lambda w: [wrap(m, w) for m in models], max(map(one_line, models)),
-                                  minimum=max(map(widest, models)), want=0, drop=1, grow=1))
+            columns.append(model_column)
         growth = growth_modeled(comparison)
         if growth:
             columns.append(_growth_column([_growth_change(comparison, row) for row in self.rows]))
@@ -143,13 +152,15 @@ class ComparisonTable:
             caption = ("growth A → B: each side's growth as pmkit show words it, one when the same; " if growth
                        else "") + "change: B − A at the target" \
                 + ("" if comparison.comparable else ", in points of each side's predicted total")
+        if self.models and model_column in fit(columns, width, gap_for(width))[0]:  # the marks are shown
+            caption = (caption + footnotes.caption()).lstrip("\n")
         return layout_table(columns, width, title=self.title, caption=caption)
 
 
-def _pieces(row: CallpathScaling | None) -> list[Piece]:
+def _pieces(row: CallpathScaling | None, footnotes: Footnotes) -> list[Piece]:
     if row is None:
         return [("absent", "dim")]
-    return model_pieces(row)[0]
+    return footnotes.mark_model([model_pieces(row)[0]], row)[0]
 
 
 def _value(row: CallpathScaling | None, unit: str) -> Text:

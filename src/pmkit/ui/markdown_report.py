@@ -11,6 +11,7 @@ import io
 from collections.abc import Sequence
 
 from rich.console import Console
+from rich.text import Text
 
 from pmkit.analysis import Analysis, ContributedTable, InputAnalysis
 from pmkit.comparison import CallpathComparison, Comparison
@@ -20,10 +21,10 @@ from pmkit.findings import Finding
 from pmkit.names import display_names, display_path, metric_name, printable
 from pmkit.scaling import RANKING_SHARE, ScalingReport
 from pmkit.ui.call_tree import change_marker, negative_note, tree_notes, value_text, visible_rows
-from pmkit.ui.compare import growth_modeled, target_note
+from pmkit.ui.compare import growth_modeled, side_total, target_note
 from pmkit.ui.detail import growth_span, interval_text, negative_line, segment_lines
 from pmkit.ui.growth_column import growth_cell, growth_words, trend_summary
-from pmkit.ui.interval import WIDE_NOTE, growth_interval_text, is_wide
+from pmkit.ui.interval import WIDE_NOTE, growth_interval_text, is_wide, mark_wide
 from pmkit.ui.plot import MeasurementPlot, plot_data
 from pmkit.ui.quantities import (
     format_cell,
@@ -41,7 +42,7 @@ from pmkit.ui.quantities import (
     format_value,
 )
 from pmkit.ui.ranking import empty_ranking, ranking_caption, ranking_title
-from pmkit.ui.show import measured_text, other_metrics_text, target_text, total_text
+from pmkit.ui.show import hedged_text, measured_text, other_metrics_text, target_text, total_text
 
 
 def _cell(text: str) -> str:
@@ -58,6 +59,12 @@ def _model(row) -> str:
         return "–"
     marker = change_marker(row.model)
     return _code((row.law or row.model.function).pretty_text(3)) + (f" ({marker})" if marker else "")
+
+
+def _noted_model(row) -> str:
+    """The model with the tree's notes on it (a hedged law, a prior's constraint, an outlier left out)."""
+    notes = tree_notes(row)
+    return _model(row) + (" — " + "; ".join(notes) if notes else "")
 
 
 def _trend(row, report: ScalingReport) -> str:
@@ -99,6 +106,7 @@ def markdown_section(result: InputAnalysis, *, depth: int | None = None, min_sha
               + f", {'inclusive' if report.inclusive else 'exclusive'}, {report.measure} of repetitions",
               f"- modeler: {printable(', '.join(modelers) or '–')}",
               *([f"- also: {printable(others)}"] if (others := other_metrics_text(experiment)) else []),
+              *([f"- hedged: {hedged}"] if (hedged := hedged_text(result)) else []),
               f"- now: {format_point(report.reference)} (largest measured); target: {target_text(report)}",
               f"- total: {total_text(result)}"]
     if report.no_target is not None:  # one run: the measured values, and why nothing is predicted (said once)
@@ -150,13 +158,14 @@ def _overview(report: ScalingReport, names: Sequence[str], *, depth: int | None,
     if report.strong is not None:
         ranked = report.limiting(min_share=least, limit=top)
         lines += _table(["#", "call path", "model", "growth", "predicted", "share", "lost"],
-                        [[str(i), _code(display_path(tree, r.index, names)), _model(r), _trend(r, report),
-                          format_value(r.predicted, unit), format_share(r.predicted_share), format_share(r.lost)]
+                        [[str(i), _code(display_path(tree, r.index, names)), _noted_model(r), _trend(r, report),
+                          mark_wide(Text(format_value(r.predicted, unit)), r).plain, format_share(r.predicted_share),
+                          format_share(r.lost)]
                          for i, r in enumerate(ranked, 1)], right=(0, 4, 5, 6)) if ranked else []
     else:
         ranked = report.ranking(min_share=least, limit=top, by=rank_by)
         lines += _table(["#", "call path", "model", "growth", "×", "predicted", "share"],
-                        [[str(i), _code(display_path(tree, r.index, names)), _model(r), _trend(r, report),
+                        [[str(i), _code(display_path(tree, r.index, names)), _noted_model(r), _trend(r, report),
                           growth_interval_text(r).plain, format_value(r.predicted, unit),
                           format_share(r.predicted_share)]
                          for i, r in enumerate(ranked, 1)], right=(0, 4, 5, 6)) if ranked else []
@@ -176,10 +185,7 @@ def _overview(report: ScalingReport, names: Sequence[str], *, depth: int | None,
         name = "&nbsp;&nbsp;" * row.depth + _code(names[row.index] if row.depth == 0 else "->" + names[row.index])
         if hidden:
             name += f" (+{hidden})"
-        model = _model(row)
-        notes = tree_notes(row)
-        if notes:
-            model += " — " + "; ".join(notes)
+        model = _noted_model(row)
         growth = _trend(row, report)
         branch = hidden and not report.inclusive
         if branch:
@@ -193,6 +199,8 @@ def _overview(report: ScalingReport, names: Sequence[str], *, depth: int | None,
             value, share = f"**{value}!**", "!"
         elif branch and row.branch_negative:
             value, share = f"≥{value}", f"≥{share}"
+        elif not branch:
+            value = mark_wide(Text(value), row).plain  # as the terminal's tree marks it
         rows.append([name, model, growth, format_share(numbers[0]), value, share])
     lines += _table(["call path", "model", "growth", "share now", f"at {format_point(report.target)}",
                      "share then"], rows, right=(3, 4, 5))
@@ -202,6 +210,8 @@ def _overview(report: ScalingReport, names: Sequence[str], *, depth: int | None,
               f"predicted; share then: of the predicted total. {metric_name(report.metric)} is {kind}"
               + ("; a row marked (+N) counts its N hidden callees, and its growth is the fastest of them_"
                  if not report.inclusive and any_hidden else "_")]
+    if any(row is not None and not (hidden and not report.inclusive) and is_wide(row) for row, _, hidden, _ in visible):
+        lines += ["", f"_{WIDE_NOTE}_"]
     warning = negative_note(report, list(names))
     if warning:
         lines += ["", f"**{_cell(warning)}**"]
@@ -222,7 +232,7 @@ def _measured_tree(report: ScalingReport, names: Sequence[str], *, depth: int | 
         branch = hidden and not report.inclusive
         share = row.branch_share if branch else row.share
         value = share * report.total_measured if branch else row.measured
-        rows.append([name + (f" (+{hidden})" if hidden else ""), " — ".join([_model(row), *tree_notes(row)]),
+        rows.append([name + (f" (+{hidden})" if hidden else ""), _noted_model(row),
                      format_share(share), format_value(value, report.unit)])
     kind = "inclusive (with callees)" if report.inclusive else "exclusive (without callees)"
     return ["### Call tree", "", *_table(["call path", "model", "share", "measured"], rows, right=(2, 3)), "",
@@ -297,7 +307,7 @@ def markdown_comparison(comparison: Comparison, *, min_share: float = 0.01, top:
         report = result.report
         lines.append(f"- {side}: {_code(result.source)}, {metric_name(report.metric)}"
                      + (f" ({printable(report.unit)})" if report.unit else "")
-                     + f", {total} {format_value(report.total_predicted, report.unit)}"
+                     + f", {total} {side_total(report)}"
                      + (" (summed over processes)" if result.summed_over_processes else ""))
     lines.append(f"- target: {target}{target_note(comparison)}")
     if comparison.comparable:
@@ -319,7 +329,8 @@ def markdown_comparison(comparison: Comparison, *, min_share: float = 0.01, top:
             tree = side.experiment.callpaths
             cells = [_code(display_path(tree, tree.index(row.callpath), names[n]))]
             if models:
-                cells += [_model(row.a) if row.a is not None else "–", _model(row.b) if row.b is not None else "–"]
+                cells += [_noted_model(row.a) if row.a is not None else "–",
+                          _noted_model(row.b) if row.b is not None else "–"]
             growth = [_trend(s, r.report) if s is not None else "absent" for s, r in ((row.a, a), (row.b, b))]
             change = comparison.change(row)
             if modeled:

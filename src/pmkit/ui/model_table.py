@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 
 from rich.console import Console, ConsoleOptions, RenderResult
@@ -11,6 +12,7 @@ from rich.text import Text
 from pmkit.experiment import CallTree
 from pmkit.models import Model
 from pmkit.names import display_names, display_path, metric_name, printable
+from pmkit.ui.call_tree import superscript
 from pmkit.ui.layout import Column, Piece, one_line, term_pieces, widest, word_pieces, wrap
 from pmkit.ui.layout import table as layout_table
 from pmkit.ui.quantities import format_change_point, format_figure, format_r2
@@ -47,9 +49,17 @@ class ModelTable:
         return [display_path(tree, tree.index(m.callpath), names) if m.callpath in tree else printable(m.callpath)
                 for m in self.models]
 
+    def footnotes(self) -> dict[str, str]:
+        """The notes that more than one model carries (the ``hedge`` option's, on a hundred laws of a narrow
+        study) and their marks, ``¹`` first: said once under the table, not on every row."""
+        counts = Counter(note for model in self.models if model.function is not None for note in model.notes)
+        shared = [note for note, count in counts.items() if count > 1]
+        return {note: superscript(n + 1) for n, note in enumerate(shared)}
+
     def table(self, width: int | None = None) -> Table:
         """The table for ``width`` columns (None: as wide as the content), without the title."""
         texts: list[list[list[Piece]]] = []
+        marks = self.footnotes()
         for model in self.models:
             if model.function is None:
                 reason = printable("; ".join(model.notes) or "unknown reason")
@@ -58,7 +68,11 @@ class ModelTable:
             else:
                 paragraphs = _segment_paragraphs(model) or [
                     [(term, "") for term in term_pieces(printable(model.function.pretty_text()))]]
-                paragraphs += [[(word, "dim") for word in printable(note).split()] for note in model.notes]
+                marked = "".join(marks[note] for note in model.notes if note in marks)
+                if marked:  # a piece of its own: the law's longest term sets how narrow the column can be
+                    paragraphs[0].append((marked, ""))
+                paragraphs += [[(word, "dim") for word in printable(note).split()] for note in model.notes
+                               if note not in marks]
                 texts.append(paragraphs)
         columns = [path_column(self._paths(), width, grow=1)]
         if self.show_metric:
@@ -71,7 +85,8 @@ class ModelTable:
             fixed_column("SMAPE %", [Text(format_figure(m.quality.smape)) for m in self.models], drop=2),
             fixed_column("adj. R²", [Text(format_r2(m.quality.adjusted_r2)) for m in self.models], drop=1),
         ]
-        return layout_table(columns, width)
+        caption = "\n".join(f"{mark} {printable(note)}" for note, mark in marks.items())
+        return layout_table(columns, width, caption=caption)
 
 
 def title_text(title: str, width: int) -> Text:

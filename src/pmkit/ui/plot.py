@@ -81,10 +81,17 @@ def plot_data(detail: CallpathDetail) -> PlotData | None:
 
 
 def _plotted_parameter(detail: CallpathDetail) -> str:
+    """The parameter a plot runs along: of those that change towards the target, one the law grows with (a
+    law in ``size`` alone drawn along ``p`` is a flat line while the growth column says ×15), then the one
+    measured at the most values, then the first."""
     params = list(detail.reference)
     spans = {name: len({p.coordinates[name] for p in detail.points}) for name in params}
     changing = [name for name in params if detail.target[name] != detail.reference[name]]
-    return max(changing or params, key=lambda name: (spans[name], -params.index(name)))
+    model = detail.row.model
+    law = detail.row.law or (model.function if model is not None else None)
+    used = {f.parameter for t in getattr(law, "terms", ()) if t.coefficient != 0 for f in t.factors
+            if not f.is_trivial}
+    return max(changing or params, key=lambda name: (name in used, spans[name], -params.index(name)))
 
 
 def _curve(model: Model | None, parameter: str, curve_x: np.ndarray, fixed: dict[str, float]) -> np.ndarray:

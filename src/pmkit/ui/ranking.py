@@ -12,8 +12,8 @@ from rich.text import Text
 
 from pmkit.names import display_names, display_path
 from pmkit.scaling import CallpathScaling, ScalingReport
-from pmkit.ui.call_tree import model_pieces, value_text
-from pmkit.ui.growth_column import growth_cell, widest_piece, wrap_growth
+from pmkit.ui.call_tree import Footnotes, model_pieces, value_text
+from pmkit.ui.growth_column import growth_cell
 from pmkit.ui.interval import WIDE_NOTE, growth_interval_text, interval_shown, is_wide, mark_wide
 from pmkit.ui.layout import Column, break_text, longest_element, longest_token, one_line, widest, wrap
 from pmkit.ui.layout import table as layout_table
@@ -53,16 +53,17 @@ class RankingView:
         names = display_names(tree, full=self.full_names)
         paths = [display_path(tree, row.index, names) for row in self.rows]
         rows, unit = self.rows, self.report.unit
-        models = [model_pieces(row) for row in rows]
+        footnotes = Footnotes(rows)  # a hedged law or a prior's, marked as in the tree
+        models = [footnotes.mark_model(model_pieces(row), row) for row in rows]
         growths = [growth_cell(row, self.report) for row in rows]
+        model = Column("model", lambda w: [wrap(m, w) for m in models], max(map(one_line, models), default=5),
+                       minimum=max(map(widest, models), default=5), want=0, drop=1, grow=2)
         columns = [
             fixed_column("#", [Text(str(n)) for n in range(1, len(rows) + 1)]),
             path_column(paths, width, grow=1),
-            Column("model", lambda w: [wrap(m, w) for m in models], max(map(one_line, models), default=5),
-                   minimum=max(map(widest, models), default=5), want=0, drop=1, grow=2),
-            Column("growth", lambda w: [wrap_growth(g, w) for g in growths], max(g.cell_len for g in growths),
-                   minimum=max(widest_piece(g.plain) for g in growths),
-                   want=max(len(c) for g in growths for c in g.plain.split(", ")), grow=3),
+            model,
+            footnotes.growth_column(rows, growths, model,
+                                    want=max(len(c) for g in growths for c in g.plain.split(", ")), grow=3),
         ]
         if self.strong:
             columns += [
@@ -81,6 +82,7 @@ class RankingView:
             caption += "; ranked by the interval's low end"
         if any(is_wide(row) for row in rows):
             caption += "\n" + WIDE_NOTE
+        caption += footnotes.caption()
         return layout_table(columns, width, title=self.title, caption=caption)
 
 

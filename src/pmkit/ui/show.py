@@ -17,7 +17,7 @@ from pmkit.experiment import Experiment
 from pmkit.names import metric_name, printable
 from pmkit.scaling import DEFAULT_SCALE_UP, RANKING_SHARE, ScalingReport
 from pmkit.strong_scaling import target_rule, values_summed
-from pmkit.ui.call_tree import call_tree_view
+from pmkit.ui.call_tree import HEDGE_PREFIX, call_tree_view
 from pmkit.ui.detail import detail_view
 from pmkit.ui.findings_panel import findings_panel
 from pmkit.ui.layout import plain_table
@@ -82,6 +82,9 @@ def header_view(result: InputAnalysis) -> Table:
     others = other_metrics_text(experiment)
     if others:
         grid.add_row("also", Text(others, style="dim"))
+    hedged = hedged_text(result)
+    if hedged:
+        grid.add_row("hedged", Text(hedged, style="dim"))
     if report.no_target is not None:  # one run: the measured values, and why nothing is predicted (said once)
         grid.add_row("now", f"{format_point(report.reference)} (the one measured point)")
         grid.add_row("target", Text(f"none — {report.no_target}", style="yellow"))
@@ -97,6 +100,16 @@ def header_view(result: InputAnalysis) -> Table:
     for path, problem in experiment.provenance.skipped:
         grid.add_row(Text("skipped", style="yellow"), Text(printable(f"{path}: {problem}"), style="yellow"))
     return grid
+
+
+def hedged_text(result: InputAnalysis) -> str:
+    """``102 models: …`` — how many of the shown metric's laws the modeler option ``hedge`` chose, which the
+    tables show only for the rows they show (their footnote); empty where none."""
+    count = result.models.count_noted(HEDGE_PREFIX, result.report.metric)
+    if not count:
+        return ""
+    return (f"{format_count(count, 'model')}: a law between the best-fitting one and a rival the points cannot "
+            "reject ('hedge:' in their notes; -O hedge=false: the best-fitting)")
 
 
 def other_metrics_text(experiment: Experiment) -> str:
