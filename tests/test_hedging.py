@@ -11,7 +11,7 @@ import pytest
 import pmkit
 from pmkit.errors import UsageError
 from pmkit.experiment import CallTree, Experiment, Metric
-from pmkit.fitting.hedging import GATE, HEDGE_MODES, NARROW_SPAN, hedge_choices, narrow, put_first
+from pmkit.fitting.hedging import GATE, HEDGE_MODES, NARROW_SPAN, hedge_choices, narrow, put_first, steep_factor
 from pmkit.intervals import AlternativeTable
 from pmkit.modelers.multiparam import HEDGE_NOTE
 from pmkit.models import ModelSet
@@ -49,6 +49,19 @@ def test_a_rival_within_the_noise_that_predicts_far_off_is_hedged_between() -> N
     at = np.einsum("skt,skt->sk", table.coef, table.basis(far))[0]
     assert at[1] / at[0] > GATE  # size³ is more than 4× off size² there
     assert hedge_choices(table, x, y[None, :]).tolist() == [2]
+
+
+def test_a_steep_alternative_is_weighed_but_never_hedged_towards() -> None:
+    x, y = noisy_size_law(3.0, 0.2)
+    for steep in (4.0, 4.5):
+        table = table_of(x, y, [(1, 2.0), (1, 3.0), (1, steep), (1, 2.5)])
+        assert steep_factor(table).tolist() == [[False, False, True, False]]
+        # kept out, size³ is the far rival and size^2.5 the law between
+        assert hedge_choices(table, x, y[None, :]).tolist() == [3]
+    # size^3.9 is the far rival, and size³ lies between
+    table = table_of(x, y, [(1, 2.0), (1, 3.0), (1, 3.9), (1, 2.5)])
+    assert not steep_factor(table).any()
+    assert hedge_choices(table, x, y[None, :]).tolist() == [1]
 
 
 def test_a_rival_the_points_reject_is_not_hedged_towards() -> None:
