@@ -243,16 +243,12 @@ Settled by the coverage of 90% intervals at 4× the largest point (scratch runs;
   (3p sparse multiplicative common ×35.6 → ×51.7).  The one-parameter path does not use either (``accuracy.py``
   identical).
 
-Where coverage stays outside 85–95% (reported with the tables, ``bench/README.md`` §15, "30 alternatives kept on a
-sparse design" and "A product of every parameter on a sparse design"; 6 and 6 of 54 weak-scaling cases, 2 and 1 of
-32 multi-parameter ones at the two seeds; the 3-parameter sparse products are now in band, 86–90%, ×14–42 wide):
-``p^(1/3)·size²`` and ``size² + log2 p`` on the narrow span at ±5–10% noise with one repetition (84–85%; the span
-cannot separate the terms) and ``p^(1/3)·size²`` at ±1%, 3 rep. (84.3% at the protocol's seed), 2-parameter full
-mixed common laws at seed 7 (82.0%), and above 95% the sums at ±1% (95–97%: the span cannot tell ``size³ + log2 p``
-from ``size^(8/3)·log2(size) + log2 p``, the search's parsimony picks the truth and the mixture keeps its
-neighbours), ``size²`` at ±10% with one repetition (95–99%, ×11: its neighbours size^1.5 … size³ weigh alike at
-that noise and the truth lies in their middle) and the additive rare laws on full grids at the protocol's seed
-(95.3%, one series of 300 above the band).
+Where coverage stays outside 85–95% (``bench/README.md`` §15, "x⁴ among the common shapes"; seeds 20261125 / 7 / 8
+pooled, 300 laws per case): 4 of 54 weak-scaling cases, each within chance of the band — ``size³ + log2 p`` at ±1%
+(95.3 and 95.1%: the span cannot tell it from ``size^(8/3)·log2(size) + log2 p``, the search's parsimony picks the
+truth and the mixture keeps its neighbours), ``log2 p`` at ±5% with three repetitions (85.0%) and ``size²`` at ±10%
+with one repetition (96.0%, ×11: its neighbours size … size⁴ weigh alike at that noise and the truth lies in their
+middle); none of the 32 multi-parameter cases (default seed).
 """
 
 from __future__ import annotations
