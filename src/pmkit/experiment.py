@@ -197,6 +197,19 @@ class CallTree(Sequence[Callpath]):
         return np.array(self._depths, dtype=np.int64).reshape(-1)
 
 
+def paths_ending(paths: Sequence[str], callpath: str) -> list[int]:
+    """The positions of the call paths in ``paths`` that end with the call path ``callpath`` (``MPI_Gather``
+    matches ``main->solve->MPI_Gather``): where it is the unique end of one, that one is meant."""
+    return [i for i, path in enumerate(paths) if path.endswith(CALLPATH_SEPARATOR + callpath)]
+
+
+def near_paths(paths: Sequence[str], callpath: str) -> list[str]:
+    """The call paths in ``paths`` whose region name holds ``callpath``'s (case aside): what a name that
+    matches none may have meant."""
+    leaf = callpath.rsplit(CALLPATH_SEPARATOR, 1)[-1].lower()
+    return [path for path in paths if leaf and leaf in path.rsplit(CALLPATH_SEPARATOR, 1)[-1].lower()]
+
+
 @dataclass
 class Provenance:
     """Where an experiment came from and what was done on the way.

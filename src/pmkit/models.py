@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
+from pmkit.experiment import near_paths, paths_ending
 from pmkit.intervals import DEFAULT_LEVEL, Interval, Uncertainty
 from pmkit.pmnf import Function
 
@@ -371,28 +372,30 @@ class ModelSet(Sequence[Model]):
     def position(self, callpath: str, metric: str) -> int | None:
         """The position of the model of (call path, metric), or None (read from the columns when the
         set was made from them, without building a model)."""
+        return self._positions().get((callpath, metric))
+
+    def _positions(self) -> dict[tuple[str, str], int]:
+        """Each (call path, metric)'s position, built on first use."""
         if self._index is None:
             if self._columns is not None:
                 pairs: Iterator[tuple[str, str]] = zip(self._columns.callpaths, self._columns.metrics, strict=True)
             else:
                 pairs = ((m.callpath, m.metric) for m in self)
             self._index = {pair: i for i, pair in enumerate(pairs)}
-        return self._index.get((callpath, metric))
+        return self._index
 
     def _named(self, key: str | tuple[str, str]) -> Model:
         """``models[callpath]`` or ``models[callpath, metric]`` (see :meth:`__getitem__`)."""
         callpath, metric = (key, None) if isinstance(key, str) else key
         if self._metrics is None:
-            self.position(callpath, "")  # builds the index
-            assert self._index is not None
             self._metrics = {}
-            for path, name in self._index:
+            for path, name in self._positions():
                 self._metrics.setdefault(path, []).append(name)
         if callpath not in self._metrics:  # the unique end of one, as ``pmkit show --callpath`` takes it
-            ending = [path for path in self._metrics if path.endswith("->" + callpath)]
+            paths = list(self._metrics)
+            ending = [paths[i] for i in paths_ending(paths, callpath)]
             if len(ending) != 1:
-                leaf = callpath.rsplit("->", 1)[-1].lower()
-                near = ending or [path for path in self._metrics if leaf and leaf in path.rsplit("->", 1)[-1].lower()]
+                near = ending or near_paths(paths, callpath)
                 hint = f"; {'which of' if ending else 'did you mean'} {', '.join(map(repr, near[:5]))}?" if near else ""
                 raise KeyError(f"no model of call path {callpath!r}{hint}")
             callpath = ending[0]

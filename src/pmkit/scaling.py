@@ -28,7 +28,7 @@ import numpy as np
 
 from pmkit.constraints import Constraint
 from pmkit.errors import UsageError
-from pmkit.experiment import Experiment
+from pmkit.experiment import Experiment, near_paths, paths_ending
 from pmkit.growth import Growth
 from pmkit.intervals import DEFAULT_LEVEL, Interval
 from pmkit.models import Model, ModelSet
@@ -391,7 +391,7 @@ class ScalingReport:
         if callpath in tree:
             return self.rows[tree.index(callpath)]
         paths = tree.paths()
-        ending = [i for i, path in enumerate(paths) if path.endswith("->" + callpath)]
+        ending = paths_ending(paths, callpath)
         if not ending:
             names = display_names(tree)
             shown = (display_path(tree, i, names) for i in range(len(paths)))
@@ -401,8 +401,7 @@ class ScalingReport:
         if ending:
             listed = ", ".join(paths[i] for i in ending[:5])
             raise UsageError(f"call path {callpath!r} is ambiguous: {listed}" + (", ..." if len(ending) > 5 else ""))
-        leaf = callpath.split("->")[-1].lower()
-        near = [path for path in paths if leaf and leaf in path.rsplit("->", 1)[-1].lower()][:5]
+        near = near_paths(paths, callpath)[:5]
         hint = f"; did you mean {', '.join(near)}?" if near else ""
         raise UsageError(f"no call path {callpath!r} in the experiment{hint}")
 

@@ -54,7 +54,7 @@ def show_inputs(analysis: Analysis) -> list[dict[str, Any]]:
     strong-scaling parameters and speed-ups, the call paths left out of the predicted total, detail and
     contributed tables, and the input's other metrics (``--metric NAME`` shows one of them)."""
     return [{"source": r.source, **r.report.prediction_document(),
-             "modeler_options": {k: r.models.options[k] for k in sorted(r.models.options)},
+             "modeler_options": dict(sorted(r.models.options.items())),
              "other_metrics": [m for m in r.experiment.metric_names if m != r.report.metric],
              **({"detail": r.detail.to_json()} if r.detail is not None else {}),
              "total": _total(r), "speedups": [s.to_json() for s in r.speedups],
