@@ -289,7 +289,7 @@ from pmkit.collector import collector_paused
 from pmkit.constraints import Constraint
 from pmkit.fitting.alternatives import COMMON_EXPONENTS, grid_share
 from pmkit.fitting.distinct import distinct, distinct_rows
-from pmkit.fitting.hedging import hedge_choices, hedging, put_first
+from pmkit.fitting.hedging import DISTANCE, GATE, hedge_choices, hedging, put_first
 from pmkit.fitting.kernels import contributions, design_errors, design_fits, fit_errors
 from pmkit.fitting.leastsquares import (
     DesignFit,
@@ -638,7 +638,7 @@ def _model_multiparameter(batch: SeriesBatch, options: dict[str, Any], modeler: 
 
 
 HEDGE_NOTE = ("hedge: the law between the best-fitting one and a rival the points cannot reject "
-              "(they predict more than 4× apart at 8× the largest values)")
+              f"(they predict more than {GATE:g}× apart at {DISTANCE:g}× the largest values)")
 """The note of a series whose law the ``hedge`` option replaced, so that a user can tell which laws are hedged."""
 
 @dataclass
