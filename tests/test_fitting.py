@@ -661,3 +661,15 @@ def test_distinct_rows_equal_numpy_unique_of_rows(shape, high, dtype) -> None:
     np.testing.assert_array_equal(inverse, want_inverse.reshape(-1))
     assert keys.dtype == rows.dtype and inverse.shape == (shape[0],)
     assert shape[0] == 0 or (keys[inverse] == rows).all()
+
+
+def test_distinct_rows_survive_a_hash_that_tells_nothing_apart(monkeypatch: pytest.MonkeyPatch) -> None:
+    import pmkit.fitting.distinct
+
+    rows = np.array([[0.0, 2.0], [-2.0, 0.0], [0.0, 2.0], [np.nan, 1.0], [-2.0, 0.0]])
+    for patched in (False, True):
+        if patched:  # every row the same hash: the rows themselves decide
+            monkeypatch.setattr(pmkit.fitting.distinct, "_mixed", lambda z: np.zeros_like(z))
+        distinct, inverse = pmkit.fitting.distinct.distinct_float_rows(rows)
+        assert len(distinct) == 3
+        assert np.array_equal(distinct[inverse], rows, equal_nan=True)

@@ -992,15 +992,3 @@ def test_bases_at_many_points_equal_basis_at_each_to_the_last_bit(params: int) -
     for count, k, t in ((0, 3, 2), (3, 2, 0)):  # no series; laws of no term (the constant alone)
         empty = AlternativeTable.empty(table.parameters, count, k, t)
         assert np.array_equal(empty.bases(points), np.ones((count, k, len(points), 1 + t)))
-
-
-def test_distinct_rows_survive_a_hash_that_tells_nothing_apart(monkeypatch: pytest.MonkeyPatch) -> None:
-    import pmkit.intervals
-
-    rows = np.array([[0.0, 2.0], [-2.0, 0.0], [0.0, 2.0], [np.nan, 1.0], [-2.0, 0.0]])
-    for patched in (False, True):
-        if patched:  # every row the same hash: the rows themselves decide
-            monkeypatch.setattr(pmkit.intervals, "_mixed", lambda z: np.zeros_like(z))
-        distinct, inverse = pmkit.intervals._distinct_rows(rows)
-        assert len(distinct) == 3
-        assert np.array_equal(distinct[inverse], rows, equal_nan=True)

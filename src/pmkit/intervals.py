@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pmkit.fitting.distinct import distinct_float_rows
+
 DEFAULT_LEVEL = 0.9
 """The default level of prediction intervals."""
 QUANTILE_PRECISION = 1e-5
@@ -66,29 +68,6 @@ def term_values(coords: np.ndarray, alpha: np.ndarray, beta: np.ndarray) -> np.n
         power = np.where(alpha == 0, 1.0, np.power(coords, alpha))
         log_part = np.where(beta == 0, 1.0, np.power(np.maximum(logs, 0.0), beta))
         return (power * log_part).prod(axis=-1)
-
-
-def _distinct_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct rows of a float array (M × C) and, per row, the index of its own among them: ``distinct[inverse]``
-    is ``rows`` to the last bit.  Rows are told apart by a hash of their bits (one sort of M integers, ~10 ms for
-    140,000 rows, where ``np.unique(axis=0)`` sorts rows as void records, ~100 ms); where two different rows share a
-    hash, ``np.unique(axis=0)`` decides."""
-    bits = np.ascontiguousarray(rows).view(np.uint64)
-    key = np.zeros(len(rows), dtype=np.uint64)
-    for column in bits.T:
-        key = _mixed(key ^ column)  # wraps around: a hash
-    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-    distinct = rows[first]
-    if not np.array_equal(distinct.view(np.uint64)[inverse], bits):
-        distinct, inverse = np.unique(rows, axis=0, return_inverse=True)
-    return distinct, inverse.reshape(-1)
-
-
-def _mixed(z: np.ndarray) -> np.ndarray:
-    """SplitMix64's finaliser of 64-bit words (every bit of a float's, high or low, moves every bit of the hash)."""
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return z ^ (z >> np.uint64(31))
 
 
 def interval_ratio(low: np.ndarray, high: np.ndarray) -> np.ndarray:
@@ -176,8 +155,8 @@ class AlternativeTable:
         if points.ndim != 2 or points.shape[1] != p:
             raise ValueError(f"points need {p} coordinates {list(self.parameters)}, got shape {points.shape}")
         exponents = np.concatenate([self.alpha, self.beta], axis=3).reshape(s * k, t * 2 * p)
-        alternatives, inverse = _distinct_rows(exponents)  # each distinct alternative's terms
-        terms, term_inverse = _distinct_rows(alternatives.reshape(-1, 2 * p))  # each distinct term
+        alternatives, inverse = distinct_float_rows(exponents)  # each distinct alternative's terms
+        terms, term_inverse = distinct_float_rows(alternatives.reshape(-1, 2 * p))  # each distinct term
         alpha, beta = np.ascontiguousarray(terms[:, :p]), np.ascontiguousarray(terms[:, p:])
         values = np.stack([term_values(coords, alpha, beta) for coords in points], axis=1)  # terms × points
         designs = np.ones((len(alternatives), len(points), 1 + t))

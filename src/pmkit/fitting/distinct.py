@@ -1,4 +1,5 @@
-"""The distinct values of an integer array, numbered as ``np.unique`` numbers them, by a table over their span.
+"""The distinct values of an integer array, numbered as ``np.unique`` numbers them, by a table over their span
+(and the distinct rows of integer or float arrays, :func:`distinct_rows`, :func:`distinct_float_rows`).
 
 The searches group many rows by small integer codes (exponents, shape groups, mediants): a few hundred distinct
 values among up to a million.  ``np.unique(..., return_index=True, return_inverse=True)`` sorts them; a table
@@ -56,3 +57,26 @@ def distinct_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         code = code * base + column.astype(np.int64)
     _, first, inverse = distinct(code)
     return rows[first], inverse
+
+
+def distinct_float_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of a float array (M × C) and, per row, the index of its own among them: ``found[inverse]``
+    is ``rows`` to the last bit.  Rows are told apart by a hash of their bits (one sort of M integers, ~10 ms for
+    140,000 rows, where ``np.unique(axis=0)`` sorts rows as void records, ~100 ms); where two different rows share a
+    hash, ``np.unique(axis=0)`` decides."""
+    bits = np.ascontiguousarray(rows).view(np.uint64)
+    key = np.zeros(len(rows), dtype=np.uint64)
+    for column in bits.T:
+        key = _mixed(key ^ column)  # wraps around: a hash
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    found = rows[first]
+    if not np.array_equal(found.view(np.uint64)[inverse], bits):
+        found, inverse = np.unique(rows, axis=0, return_inverse=True)
+    return found, inverse.reshape(-1)
+
+
+def _mixed(z: np.ndarray) -> np.ndarray:
+    """SplitMix64's finaliser of 64-bit words (every bit of a float's, high or low, moves every bit of the hash)."""
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))

@@ -289,6 +289,7 @@ from pmkit.collector import collector_paused
 from pmkit.constraints import Constraint
 from pmkit.fitting.alternatives import COMMON_EXPONENTS, grid_share
 from pmkit.fitting.distinct import distinct, distinct_rows
+from pmkit.fitting.hedging import DISTANCE, GATE, hedge_choices, hedging, put_first
 from pmkit.fitting.kernels import contributions, design_errors, design_fits, fit_errors
 from pmkit.fitting.leastsquares import (
     DesignFit,
@@ -608,22 +609,16 @@ def _model_multiparameter(batch: SeriesBatch, options: dict[str, Any], modeler: 
     choice = np.zeros(len(batch), dtype=np.int64)  # the hedge's alternatives, once chosen (0: the law)
 
     def alternatives(wanted: np.ndarray) -> AlternativeTable:
-        from pmkit.fitting.hedging import put_first
-
         table = _alternatives(batch, data, results, contexts, settings, wanted, shape())
         put_first(table, choice[wanted])  # the hedged law first: the intervals' law is the model's
         return table
 
     # a group's series are refitted together (one batched solve): a build's blocks are the groups; the hedge
     # chose on whole groups' builds, so the intervals of the groups it chose in are built of whole groups too
-    rows = _hedge_rows(batch, results, contexts, options.get("hedge", "auto"))
-    hedge = rows is None or rows.size > 0
-    whole: bool | np.ndarray = rows is None
-    if rows is not None and rows.size:
-        whole = np.zeros(len(batch), dtype=bool)
-        whole[rows] = True
-    uncertainty = Uncertainty(alternatives, len(batch), blocks=results.group_of, whole=whole)
-    hedged = _hedged(batch, data, results, contexts, segments, uncertainty, rows) if hedge else None
+    hedges = _hedge_rows(batch, results, contexts, options.get("hedge", "auto"))
+    uncertainty = Uncertainty(alternatives, len(batch), blocks=results.group_of, whole=hedges)
+    hedged = _hedged(batch, data, results, contexts, segments, uncertainty, np.flatnonzero(hedges)) \
+        if hedges.any() else None
     if hedged is not None:
         choice[:] = hedged.choice
     replaced = (choice != 0).astype(np.int64)
@@ -643,7 +638,7 @@ def _model_multiparameter(batch: SeriesBatch, options: dict[str, Any], modeler: 
 
 
 HEDGE_NOTE = ("hedge: the law between the best-fitting one and a rival the points cannot reject "
-              "(they predict more than 4× apart at 8× the largest values)")
+              f"(they predict more than {GATE:g}× apart at {DISTANCE:g}× the largest values)")
 """The note of a series whose law the ``hedge`` option replaced, so that a user can tell which laws are hedged."""
 
 @dataclass
@@ -663,36 +658,32 @@ class _Hedged:
 
 
 def _hedge_rows(batch: SeriesBatch, results: _Results, contexts: list[tuple[np.ndarray, list[Line | None]]],
-                mode: str | bool) -> np.ndarray | None:
-    """The series the ``hedge`` option ``mode`` hedges: None for every series (``true``, or ``auto`` where every
-    context's points span narrowly), else (sorted) those of the groups whose context's points it hedges
+                mode: str | bool) -> np.ndarray:
+    """Per series, whether the ``hedge`` option ``mode`` hedges it: every series for ``true``, and for ``auto``
+    where every context's points span narrowly; else those of the groups whose context's points it hedges
     (:func:`pmkit.fitting.hedging.hedging`; whole groups, the blocks of a build) — none for ``false``, and none
     for ``auto`` where no context's points span narrowly: no alternative is built at modeling time."""
-    from pmkit.fitting.hedging import hedging
-
     if mode != "auto":  # true: every series; false: none
-        return None if hedging(mode, batch.points) else np.zeros(0, dtype=np.int64)
+        return np.full(len(batch), hedging(mode, batch.points))
     hedges = np.array([hedging(mode, batch.points[cols]) for cols, _ in contexts], dtype=bool)
     if hedges.size > 0 and hedges.all():
-        return None
+        return np.ones(len(batch), dtype=bool)
     # index -1 (a group without a context, a series without a group) reads the False appended
     group_hedged = np.append(np.append(hedges, False)[np.asarray(results.context_of, dtype=np.int64)], False)
-    return np.flatnonzero(group_hedged[results.group_of])
+    return group_hedged[results.group_of]
 
 
 def _hedged(batch: SeriesBatch, data: SeriesData, results: _Results,
             contexts: list[tuple[np.ndarray, list[Line | None]]], segments: dict, uncertainty: Uncertainty,
-            rows: np.ndarray | None = None) -> _Hedged:
+            rows: np.ndarray) -> _Hedged:
     """Every series' alternatives built a chunk of whole groups at a time (:meth:`Uncertainty.chunks`), the hedge
     chosen among them on the points its search saw (series split at a change point keep their segments), and
     only the hedged laws and their quality kept; the intervals build the alternatives again and put the choice
     first (the modeler's build).  A chunk's rows are those of one build of every series, and the choice is
     made row by row, so laws and bounds are those of choosing on every series' table at once (kept, before:
     ``pmkit show FILE --json -O hedge=true`` on 20,000 two-parameter series 1,671 → 446–457 MB peak;
-    ``bench/README.md`` §15, "The hedge a chunk at a time").  ``rows``: only those series (whole groups; None:
-    every series, :func:`_hedge_rows`)."""
-    from pmkit.fitting.hedging import hedge_choices, put_first
-
+    ``bench/README.md`` §15, "The hedge a chunk at a time").  ``rows``: only those series (sorted, whole groups:
+    :func:`_hedge_rows`)."""
     count = len(batch)
     choice = np.zeros(count, dtype=np.int64)
     has = results.group_of >= 0
@@ -706,8 +697,8 @@ def _hedged(batch: SeriesBatch, data: SeriesData, results: _Results,
         of = context[chunk]
         for c in np.unique(of[of >= 0]).tolist():
             at = np.flatnonzero(of == c)
-            rows, cols = chunk[at], contexts[c][0]
-            choice[rows] = hedge_choices(table.rows(at), batch.points[cols], data.values[np.ix_(rows, cols)])
+            series, cols = chunk[at], contexts[c][0]
+            choice[series] = hedge_choices(table.rows(at), batch.points[cols], data.values[np.ix_(series, cols)])
         put_first(table, choice[chunk])
         at = np.flatnonzero(choice[chunk])
         law = table.rows(at)
@@ -723,8 +714,7 @@ def _hedged(batch: SeriesBatch, data: SeriesData, results: _Results,
         laws.append(law)
         hedged.append(chunk[at])
         qualities.append(quality)
-    rows = np.concatenate([np.zeros(0, dtype=np.int64), *hedged])
-    order = np.argsort(rows, kind="stable")
+    order = np.argsort(np.concatenate([np.zeros(0, dtype=np.int64), *hedged]), kind="stable")
     if laws:
         table = AlternativeTable(batch.parameters, *(np.concatenate([getattr(t, name) for t in laws])[order]
                                                      for name in ("alpha", "beta", "coef", "cov", "df", "weight")))

@@ -11,7 +11,7 @@ import numpy as np
 
 from pmkit.constraints import Constraint
 from pmkit.experiment import MEASURES, reduce_repetitions
-from pmkit.fitting.hedging import HEDGE_MODES, NARROW_SPAN
+from pmkit.fitting.hedging import DISTANCE, GATE, HEDGE_MODES, NARROW_SPAN
 from pmkit.fitting.refinement import MIN_POINTS, RefineSettings, compiled_kernels
 from pmkit.fitting.segments import MIN_POINTS as SEGMENT_MIN_POINTS
 from pmkit.fitting.segments import MODES as SEGMENT_MODES
@@ -38,7 +38,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("falling", bool, True, "search falling laws too: c0 + c·p^(-γ) (strong scaling) and, from 6 points "
            "on, a·p^(-γ) + b·g(p) with a turning point; false: the growing laws of the original refining search only"),
     Option("hedge", str, "auto", "with several parameters: where the points cannot reject a rival law (same "
-           "parameters) that predicts more than 4× apart from the best-fitting one at 8× the largest values, take a "
+           f"parameters) that predicts more than {GATE:g}× apart from the best-fitting one at {DISTANCE:g}× the "
+           "largest values, take a "
            "law between the two instead, and say so in its notes ('hedge: …'); on a narrow span, fewer predictions "
            f"off by 2×, fewer exact exponents.  auto: on series whose points span a parameter {NARROW_SPAN:g}× or "
            "less (largest ÷ smallest); true: every series; false: never", choices=HEDGE_MODES),
